@@ -1,0 +1,1 @@
+"""Market data sources; each returns a validated `MarketData`."""

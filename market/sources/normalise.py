@@ -1,0 +1,48 @@
+"""Turn a raw OHLCV table from any source into the canonical bar frame of `MarketData`.
+
+Sources differ: `Date` vs `date`, `Adj Close` vs `adj_close`, an unnamed index column,
+`4/1/2015 16:00:00` vs `2015-04-01`. They are reconciled here and only here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from market.data import BAR_COLUMNS
+from market.errors import DataError
+from market.validation import validate_bars
+
+
+def _canonical_name(column: str) -> str:
+    return str(column).strip().lower().replace(" ", "_")
+
+
+def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """Canonical bars from a raw table with a date column and OHLCV columns (any case).
+
+    Unnamed index columns are dropped; dates are parsed (time of day discarded for daily
+    data); prices become float64. The result is validated (see `validate_bars`).
+    """
+    frame = raw.rename(columns=_canonical_name)
+    frame = frame.loc[:, [c for c in frame.columns if not c.startswith("unnamed")]]
+    date_column = next((c for c in ("date", "datetime", "timestamp") if c in frame.columns), None)
+    if date_column is None:
+        raise DataError(f"{origin}: missing column date")
+    missing = [c for c in BAR_COLUMNS if c not in frame.columns]
+    if missing:
+        raise DataError(f"{origin}: missing column(s) {', '.join(missing)}")
+    dates = pd.to_datetime(frame[date_column], errors="coerce", format="mixed")
+    if dates.dt.tz is not None:
+        dates = dates.dt.tz_convert(None)
+    columns = list(BAR_COLUMNS) + (["adj_close"] if "adj_close" in frame.columns else [])
+    values = {}
+    for column in columns:
+        numeric = pd.to_numeric(frame[column], errors="coerce")
+        unparsed = numeric.isna() & frame[column].notna()
+        if unparsed.any():
+            i = int(np.flatnonzero(unparsed.to_numpy())[0])
+            raise DataError(f"{origin}: row {i + 1}: {column} is not a number ({frame[column].iloc[i]!r})")
+        values[column] = numeric.to_numpy(dtype=float)
+    bars = pd.DataFrame(values, index=pd.DatetimeIndex(dates.dt.normalize(), name="date"))
+    return validate_bars(bars, origin)
