@@ -1,0 +1,186 @@
+"""Performance metrics over daily simple returns: the convention table of TradeDuel.
+
+Every function takes per-period simple returns ``r_t = V_t / V_{t-1} - 1`` of an equity
+curve ``V_0 .. V_T`` (so T = number of return periods) and the number of periods per year
+``P`` (``periods_per_year``, 252 for daily bars; it is a parameter everywhere so intraday or
+crypto calendars work unchanged). Missing returns (NaN, e.g. a day the series has a gap) are
+dropped before anything is computed, so T counts the observed periods only.
+
+==========  ===================================================  ==========================
+name        formula                                              vs empyrical-reloaded
+==========  ===================================================  ==========================
+ARR         (V_T / V_0)^(P / T) - 1 = (prod(1 + r_t))^(P/T) - 1  ``annual_return`` (equal)
+SR          mean(r) / std(r, ddof=1), per period, NOT annualised paper's SR; empyrical has
+                                                                 only the annualised one
+SR_ann      SR * sqrt(P)                                         ``sharpe_ratio`` (equal)
+MDD         max_t (1 - V_t / max_{s<=t} V_s), a positive         ``max_drawdown`` is the
+            fraction (0.25 = a 25 % fall from the peak)          same number, negative
+Calmar      ARR / MDD                                            ``calmar_ratio`` (equal)
+Sortino     mean(r - m) * P / (DD * sqrt(P)), annualised, with   ``sortino_ratio`` (equal)
+            DD = sqrt(mean(min(r_t - m, 0)^2)) over ALL T days
+            and required return m = 0
+Vol         std(r, ddof=1) * sqrt(P)                             ``annual_volatility``
+==========  ===================================================  ==========================
+
+Degenerate inputs never raise; they follow one rule, written in :func:`ratio`:
+a ratio whose numerator is exactly 0 is 0 (flat equity: SR = Sortino = Calmar = 0, where
+empyrical gives NaN — a framework that never trades scores a plain zero, so ``AVG`` rows
+stay finite); a ratio with a zero or undefined denominator and a non-zero numerator is NaN
+(empyrical gives NaN or inf). A statistic that needs two returns (std) is NaN with fewer
+(so SR, SR_ann and Vol of a one-day series are NaN, as in empyrical). With no return at all
+(T = 0) ARR is NaN and MDD is 0. A total loss or worse (V_T <= 0) has ARR = -1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+METRIC_KEYS: tuple[str, ...] = ("ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades")
+"""The columns of ``metrics.csv`` after ``framework, ticker, seed``, in order."""
+
+
+def clean_returns(returns: Iterable[float]) -> np.ndarray:
+    """Returns as a 1-d float array with missing values (NaN) dropped."""
+    values = np.asarray(returns, dtype=float).ravel()
+    return values[~np.isnan(values)]
+
+
+def simple_returns(equity: pd.Series | np.ndarray) -> np.ndarray:
+    """Per-period simple returns r_t = V_t / V_{t-1} - 1 of an equity curve (length T = len - 1)."""
+    values = np.asarray(equity, dtype=float).ravel()
+    if len(values) < 2:
+        return np.empty(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return values[1:] / values[:-1] - 1.0
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, with 0 when the numerator is 0 and NaN when the denominator is 0 or NaN."""
+    if numerator == 0.0 and not math.isnan(denominator):
+        return 0.0
+    if denominator == 0.0 or math.isnan(denominator) or math.isnan(numerator):
+        return math.nan
+    return float(numerator / denominator)
+
+
+def total_return(returns: Iterable[float]) -> float:
+    """Cumulative simple return V_T / V_0 - 1 = prod(1 + r_t) - 1 (0 for no returns)."""
+    r = clean_returns(returns)
+    return float(np.prod(1.0 + r) - 1.0)
+
+
+def annual_return(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
+    """ARR = (V_T / V_0)^(P / T) - 1, compounded; NaN for T = 0, -1 when V_T <= 0."""
+    r = clean_returns(returns)
+    if len(r) == 0:
+        return math.nan
+    growth = 1.0 + total_return(r)
+    if growth <= 0.0:
+        return -1.0
+    return float(growth ** (periods_per_year / len(r)) - 1.0)
+
+
+def _std(r: np.ndarray) -> float:
+    """Sample std (ddof=1); exactly 0 for constant values, NaN for fewer than 2."""
+    if len(r) < 2:
+        return math.nan
+    if np.all(r == r[0]):
+        return 0.0
+    return float(np.std(r, ddof=1))
+
+
+def sharpe_ratio(returns: Iterable[float]) -> float:
+    """The paper's SR = mean(r) / std(r, ddof=1), per period, not annualised, risk-free rate 0."""
+    r = clean_returns(returns)
+    if len(r) < 2:
+        return math.nan
+    return ratio(float(np.mean(r)), _std(r))
+
+
+def sharpe_ratio_annual(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
+    """SR_ann = SR * sqrt(P)."""
+    return sharpe_ratio(returns) * math.sqrt(periods_per_year)
+
+
+def drawdown_series(returns: Iterable[float]) -> np.ndarray:
+    """Drawdown D_t = 1 - V_t / max_{s<=t} V_s for t = 0..T (V_0 = 1 is the first peak), in [0, 1]."""
+    r = clean_returns(returns)
+    wealth = np.concatenate([[1.0], np.cumprod(1.0 + r)])
+    return 1.0 - wealth / np.maximum.accumulate(wealth)
+
+
+def max_drawdown(returns: Iterable[float]) -> float:
+    """MDD = max_t D_t, a positive fraction (0 when equity never falls, also for T = 0)."""
+    return float(np.max(drawdown_series(returns)))
+
+
+def calmar_ratio(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
+    """Calmar = ARR / MDD (0 for ARR = 0, NaN when MDD = 0 and ARR != 0)."""
+    return ratio(annual_return(returns, periods_per_year), max_drawdown(returns))
+
+
+def downside_deviation(returns: Iterable[float], required_return: float = 0.0) -> float:
+    """Per-period DD = sqrt(mean_t(min(r_t - m, 0)^2)) over all T periods, m = required return."""
+    r = clean_returns(returns)
+    if len(r) == 0:
+        return math.nan
+    shortfall = np.minimum(r - required_return, 0.0)
+    return float(np.sqrt(np.mean(shortfall**2)))
+
+
+def sortino_ratio(
+    returns: Iterable[float], periods_per_year: float = 252.0, required_return: float = 0.0
+) -> float:
+    """Sortino = mean(r - m) * P / (DD * sqrt(P)), annualised like empyrical; NaN for T < 2."""
+    r = clean_returns(returns)
+    if len(r) < 2:
+        return math.nan
+    annual_excess = float(np.mean(r - required_return)) * periods_per_year
+    annual_dd = downside_deviation(r, required_return) * math.sqrt(periods_per_year)
+    return ratio(annual_excess, annual_dd)
+
+
+def annual_volatility(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
+    """Vol = std(r, ddof=1) * sqrt(P); NaN for T < 2."""
+    return _std(clean_returns(returns)) * math.sqrt(periods_per_year)
+
+
+def metrics_row(equity: pd.Series, trades: int, periods_per_year: float = 252.0) -> dict[str, float]:
+    """The ``metrics.csv`` row of one equity curve: ARR, SR, SR_ann, MDD, Calmar, Sortino, Vol, Trades.
+
+    ``equity`` is marked at each bar's close and starts with the initial cash (V_0); its
+    returns are ``equity.pct_change()``. ``trades`` is the number of fills. Never raises on
+    a flat or one-row curve (see the module docstring for the degenerate values).
+    """
+    r = simple_returns(equity)
+    return {
+        "ARR": annual_return(r, periods_per_year),
+        "SR": sharpe_ratio(r),
+        "SR_ann": sharpe_ratio_annual(r, periods_per_year),
+        "MDD": max_drawdown(r),
+        "Calmar": calmar_ratio(r, periods_per_year),
+        "Sortino": sortino_ratio(r, periods_per_year),
+        "Vol": annual_volatility(r, periods_per_year),
+        "Trades": float(trades),
+    }
+
+
+def average_row(rows: list[Mapping[str, float]]) -> dict[str, float]:
+    """The ``ticker=AVG`` row: the plain mean over tickers of each per-ticker metric.
+
+    This is what the AlphaQuanter and TradingAgents tables report ("average ARR" is the mean
+    of the per-ticker ARRs, not the ARR of an equal-weight portfolio). NaN entries are
+    skipped; a metric that is NaN for every ticker stays NaN. Keys are those of the first row.
+    """
+    if not rows:
+        raise ValueError("average_row: no rows to average")
+    averaged = {}
+    for key in rows[0]:
+        values = np.array([row[key] for row in rows], dtype=float)
+        present = values[~np.isnan(values)]
+        averaged[key] = float(present.mean()) if len(present) else math.nan
+    return averaged
