@@ -1,0 +1,195 @@
+"""Record channels (news, social posts, fundamentals, ...) from JSONL or CSV files.
+
+Every channel is a long table with a `ticker` column ("" for market-wide records) and an
+`available_at` timestamp: the moment the information became public, in exchange local time
+(a timestamp with a UTC offset is converted to America/New_York and the offset dropped; a bare
+date means midnight, i.e. before that day's open). A `MarketView` shows a record only once its
+`available_at` is at or before the view's cutoff (the close of the decision day).
+
+| channel              | columns besides `ticker`, `available_at`                                  |
+|----------------------|---------------------------------------------------------------------------|
+| `news`               | `headline` (text), `source` (text), `sentiment` (number in [-1, 1], may be empty) |
+| `social`             | `text`, `sentiment` (number in [-1, 1], may be empty), `likes` (number ≥ 0) |
+| `fundamentals`       | `statement` (balance_sheet, cashflow or income), `period_end` (date), `item` (text), `value` (number) |
+| `insider`            | `insider` (text), `role` (text), `transaction` (buy or sell), `shares` (number > 0), `price` (number > 0) |
+| `dividends`          | `ex_date` (date), `amount` (number ≥ 0)                                    |
+| `earnings_estimates` | `period_end` (date), `eps_estimate` (number), `revenue_estimate` (number), `analysts` (number ≥ 0) |
+| `macro`              | `series` (text), `period` (date the value refers to), `value` (number); `ticker` may be omitted |
+
+Fundamentals are one row per (ticker, statement, period_end, item); `available_at` is the
+filing date, so a restated period filed twice keeps both rows and a view sees the latest
+filing it can. Bad input raises one `DataError` line naming the file, the 1-based data row
+(header excluded) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from market.data import MarketData
+from market.errors import DataError
+
+EXCHANGE_TZ = "America/New_York"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a channel schema: its kind and the values it may take."""
+
+    kind: str
+    """"text", "number", "date" (calendar day) or "timestamp"."""
+    optional: bool = False
+    """An empty value is allowed (stored as NaN / "")."""
+    lo: float | None = None
+    hi: float | None = None
+    positive: bool = False
+    choices: tuple[str, ...] = ()
+
+
+_TEXT = Column("text")
+SCHEMAS: dict[str, dict[str, Column]] = {
+    "news": {"headline": _TEXT, "source": Column("text", optional=True),
+             "sentiment": Column("number", optional=True, lo=-1, hi=1)},
+    "social": {"text": _TEXT, "sentiment": Column("number", optional=True, lo=-1, hi=1),
+               "likes": Column("number", lo=0)},
+    "fundamentals": {"statement": Column("text", choices=("balance_sheet", "cashflow", "income")),
+                     "period_end": Column("date"), "item": _TEXT, "value": Column("number")},
+    "insider": {"insider": _TEXT, "role": Column("text", optional=True),
+                "transaction": Column("text", choices=("buy", "sell")),
+                "shares": Column("number", positive=True), "price": Column("number", positive=True)},
+    "dividends": {"ex_date": Column("date"), "amount": Column("number", lo=0)},
+    "earnings_estimates": {"period_end": Column("date"), "eps_estimate": Column("number"),
+                           "revenue_estimate": Column("number", optional=True),
+                           "analysts": Column("number", lo=0)},
+    "macro": {"series": _TEXT, "period": Column("date"), "value": Column("number")},
+}
+"""Columns of each channel besides `ticker` and `available_at`."""
+
+CHANNELS = tuple(SCHEMAS)
+
+
+def _fail(origin: str, row: int, field: str, what: str) -> DataError:
+    return DataError(f"{origin}: row {row}: field {field}: {what}")
+
+
+def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool) -> pd.Series:
+    """Timestamps of `values` (naive exchange time); a date-only field keeps the calendar day."""
+    parsed = []
+    for i, value in enumerate(values):
+        stamp = pd.Timestamp(value) if isinstance(value, pd.Timestamp) else None
+        if stamp is None:
+            try:
+                stamp = pd.Timestamp(str(value).strip()) if _present(value) else pd.NaT
+            except (ValueError, TypeError):
+                raise _fail(origin, i + 1, field, f"not a date/time ({value!r})") from None
+        if stamp is pd.NaT:
+            raise _fail(origin, i + 1, field, "missing")
+        if stamp.tzinfo is not None:
+            stamp = stamp.tz_convert(EXCHANGE_TZ).tz_localize(None)
+        parsed.append(stamp.normalize() if day_only else stamp)
+    return pd.Series(pd.DatetimeIndex(parsed, dtype="datetime64[ns]"), index=values.index)
+
+
+def _present(value: object) -> bool:
+    return not (value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == "")
+
+
+def _parse_numbers(values: pd.Series, origin: str, field: str, spec: Column) -> pd.Series:
+    numbers = pd.to_numeric(values.where(values.map(_present)), errors="coerce").astype(float)
+    for i, (raw, number) in enumerate(zip(values, numbers)):
+        if np.isnan(number):
+            if _present(raw):
+                raise _fail(origin, i + 1, field, f"not a number ({raw!r})")
+            if not spec.optional:
+                raise _fail(origin, i + 1, field, "missing")
+            continue
+        if (spec.lo is not None and number < spec.lo) or (spec.hi is not None and number > spec.hi):
+            raise _fail(origin, i + 1, field, f"{number} outside [{spec.lo}, {spec.hi}]")
+        if spec.positive and number <= 0:
+            raise _fail(origin, i + 1, field, f"{number} is not positive")
+    return numbers
+
+
+def _parse_texts(values: pd.Series, origin: str, field: str, spec: Column) -> pd.Series:
+    texts = values.map(lambda v: str(v).strip() if _present(v) else "")
+    for i, text in enumerate(texts):
+        if not text and not spec.optional:
+            raise _fail(origin, i + 1, field, "missing")
+        if spec.choices and text not in spec.choices:
+            raise _fail(origin, i + 1, field, f"{text!r} is not one of {', '.join(spec.choices)}")
+    return texts.astype(object)
+
+
+def validate_records(raw: pd.DataFrame, channel: str, origin: str) -> pd.DataFrame:
+    """The canonical frame of `channel` from a raw table, or one `DataError` line.
+
+    Columns are matched case-insensitively; extra columns are dropped; rows are sorted by
+    `available_at` (stable, so equal times keep their file order) and re-indexed 0..n-1.
+    """
+    if channel not in SCHEMAS:
+        raise DataError(f"{origin}: unknown channel {channel!r}; channels are {', '.join(CHANNELS)}")
+    frame = raw.rename(columns=lambda c: str(c).strip().lower()).reset_index(drop=True)
+    if channel == "macro" and "ticker" not in frame.columns:
+        frame["ticker"] = ""
+    schema = {"ticker": Column("text", optional=channel == "macro"), "available_at": Column("timestamp"),
+              **SCHEMAS[channel]}
+    missing = [name for name in schema if name not in frame.columns]
+    if missing:
+        raise DataError(f"{origin}: missing column(s) {', '.join(missing)}")
+    out = {}
+    for name, spec in schema.items():
+        values = frame[name]
+        if spec.kind in ("date", "timestamp"):
+            out[name] = _parse_times(values, origin, name, day_only=spec.kind == "date")
+        elif spec.kind == "number":
+            out[name] = _parse_numbers(values, origin, name, spec)
+        else:
+            out[name] = _parse_texts(values, origin, name, spec)
+    result = pd.DataFrame(out)
+    return result.sort_values("available_at", kind="stable").reset_index(drop=True)
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{path}: row {len(rows) + 1} (line {i + 1}): invalid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: row {len(rows) + 1} (line {i + 1}): not a JSON object")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def load_records(path: str | Path, channel: str) -> pd.DataFrame:
+    """The records of `channel` in a `.jsonl` (one object per line) or `.csv` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    if path.suffix == ".jsonl":
+        raw = _read_jsonl(path)
+    elif path.suffix == ".csv":
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    else:
+        raise DataError(f"{path}: unsupported record file type {path.suffix!r} (use .jsonl or .csv)")
+    if raw.empty:
+        raise DataError(f"{path}: no rows")
+    return validate_records(raw, channel, str(path))
+
+
+def with_records(data: MarketData, files: Mapping[str, str | Path]) -> MarketData:
+    """`data` with the record channels loaded from `files` ({channel: path}) added or replaced."""
+    records = dict(data.records)
+    for channel, path in files.items():
+        records[channel] = load_records(path, channel)
+    return MarketData(bars=data.bars, records=records, origin=data.origin,
+                      decision_time=data.decision_time, periods_per_year=data.periods_per_year)
