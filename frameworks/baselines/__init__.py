@@ -1,0 +1,1 @@
+"""Rule baselines: classic technical strategies and references, as plugins like any other."""

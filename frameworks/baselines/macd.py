@@ -1,0 +1,24 @@
+"""MACD crossover: BUY when the MACD line crosses above its signal line, SELL when it
+crosses below, HOLD otherwise. MACD = EMA_fast(close) − EMA_slow(close), signal =
+EMA_signal(MACD); defaults (12, 26, 9)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from frameworks.baselines.signal_rule import SignalRule, crossed_above, indicator_frame
+from market.decision import Action
+
+
+class MACDCross(SignalRule):
+    def __init__(self, fast: int = 12, slow: int = 26, signal: int = 9):
+        self.fast, self.slow, self.signal = fast, slow, signal
+
+    def signals(self, bars: pd.DataFrame) -> pd.Series:
+        stats = indicator_frame(bars)
+        params = f"{self.fast},{self.slow},{self.signal}"
+        macd, line = stats[f"macd_{params}"], stats[f"macds_{params}"]
+        actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
+        actions[crossed_above(macd, line)] = Action.BUY
+        actions[crossed_above(line, macd)] = Action.SELL
+        return actions

@@ -1,0 +1,25 @@
+"""Moving-average crossover: BUY when SMA_fast(close) crosses above SMA_slow(close), SELL when
+it crosses below, HOLD otherwise; defaults fast = 10, slow = 30 bars."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from frameworks.baselines.signal_rule import SignalRule, crossed_above, indicator_frame
+from market.decision import Action
+
+
+class SMACross(SignalRule):
+    def __init__(self, fast: int = 10, slow: int = 30):
+        if fast >= slow:
+            raise ValueError(f"sma_cross: fast ({fast}) must be shorter than slow ({slow})")
+        self.fast, self.slow = fast, slow
+
+    def signals(self, bars: pd.DataFrame) -> pd.Series:
+        stats = indicator_frame(bars)
+        fast, slow = stats[f"close_{self.fast}_sma"], stats[f"close_{self.slow}_sma"]
+        valid = pd.Series(range(len(bars)), index=bars.index) >= self.slow - 1
+        actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
+        actions[crossed_above(fast, slow) & valid] = Action.BUY
+        actions[crossed_above(slow, fast) & valid] = Action.SELL
+        return actions

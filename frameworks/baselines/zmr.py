@@ -1,0 +1,24 @@
+"""Z-score mean reversion (long-only): z_t = (close_t − SMA_w) / std_w over `window` bars
+(stockstats' `close_<w>_z`). BUY when z < −entry (price stretched below its mean), SELL when
+z ≥ exit (reverted to the mean, or stretched above it), HOLD otherwise; defaults window = 20,
+entry = 1, exit = 0."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from frameworks.baselines.signal_rule import SignalRule, indicator_frame
+from market.decision import Action
+
+
+class ZScoreMeanReversion(SignalRule):
+    def __init__(self, window: int = 20, entry: float = 1.0, exit: float = 0.0):
+        self.window, self.entry, self.exit = window, entry, exit
+
+    def signals(self, bars: pd.DataFrame) -> pd.Series:
+        z = indicator_frame(bars)[f"close_{self.window}_z"]
+        warm = pd.Series(range(len(bars)), index=bars.index) >= self.window - 1
+        actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
+        actions[(z < -self.entry) & warm] = Action.BUY
+        actions[(z >= self.exit) & warm] = Action.SELL
+        return actions

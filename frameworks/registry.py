@@ -1,0 +1,78 @@
+"""The framework registry: Hydra configs for built-ins, entry points for plugins.
+
+Built-ins are `configs/framework/<name>.yaml` files with a `_target_`. A third-party package
+registers a framework by declaring an entry point in the group `tradeduel.frameworks`:
+
+    [project.entry-points."tradeduel.frameworks"]
+    momentum = "my_package.momentum:Momentum"
+
+`register_plugins()` then stores a config `framework/momentum` in Hydra's ConfigStore whose
+fields are the class's keyword arguments and their defaults, so that
+`+framework@frameworks.momentum=momentum frameworks.momentum.lookback=30` works like a
+built-in. A plugin that prefers YAML files adds its folder to Hydra's search path
+(`hydra.searchpath=[pkg://my_package.configs]`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from importlib.metadata import entry_points
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from frameworks.base import TradingFramework
+from market.errors import ConfigError
+from market.runner import FrameworkEntry
+
+ENTRY_POINT_GROUP = "tradeduel.frameworks"
+
+
+def plugin_config(cls: type) -> dict[str, Any]:
+    """A Hydra config for `cls`: its `_target_` and its keyword arguments with defaults."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    defaults = {p.name: p.default for p in params
+                if p.name != "self" and p.default is not inspect.Parameter.empty}
+    return {"_target_": f"{cls.__module__}.{cls.__qualname__}", **defaults}
+
+
+def register_plugins() -> list[str]:
+    """Store a `framework/<name>` config for every installed plugin; returns their names."""
+    store = ConfigStore.instance()
+    names = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        cls = point.load()
+        if not (inspect.isclass(cls) and issubclass(cls, TradingFramework)):
+            raise ConfigError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
+                              "is not a TradingFramework subclass")
+        store.store(group="framework", name=point.name, node=plugin_config(cls))
+        names.append(point.name)
+    return names
+
+
+def config_hash(config: DictConfig | dict) -> str:
+    """SHA-256 (first 16 hex digits) of the resolved config, keys sorted: the journal key."""
+    plain = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else config
+    return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def build_frameworks(configs: DictConfig) -> list[FrameworkEntry]:
+    """Instantiate every configured framework; a bad config stops with one line naming it."""
+    if not configs:
+        raise ConfigError("no frameworks configured: choose a suite (+suite=NAME) or add "
+                          "+framework@frameworks.NAME=NAME")
+    entries = []
+    for name, config in configs.items():
+        try:
+            framework = instantiate(config)
+        except Exception as error:  # hydra wraps the constructor's exception
+            cause = error.__cause__ or error
+            raise ConfigError(f"framework {name}: {cause}") from None
+        if not isinstance(framework, TradingFramework):
+            raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
+        entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(config)))
+    return entries

@@ -1,0 +1,169 @@
+"""The execution simulator: decisions in, fills, cash, shares and equity out.
+
+Timing: a decision made on the data of bar t (at its close) is filled at the next bar's open
+(`fill="next_open"`, the default) or close (`fill="next_close"`). A decision on the last bar
+of the window is not filled. Equity is marked at every bar's close; the first bar's equity is
+the initial cash.
+
+Discrete mode (the AlphaQuanter rules, the default):
+- BUY adds floor(κ·cash / p) shares, κ = `buy_fraction` = 0.9, p = fill price incl. slippage;
+- SELL closes the whole position; HOLD does nothing; long-only.
+Target mode: a decision's `target` is the desired exposure (shares·p / equity at the fill
+price) in [-max_leverage, max_leverage]; shorts only when `allow_short`. The position is
+moved to floor(|target|·equity / p) shares with the sign of the target.
+
+Costs: slippage moves the fill price against the trader by `slippage_bps`; the commission is
+`fee_bps` of the traded notional, paid in cash (10 bps = the paper's 0.1 % per side).
+Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from market.decision import Action, Decision
+from market.errors import ConfigError
+from market.portfolio import PortfolioState
+
+
+class ExecutionConfig(BaseModel):
+    """Execution rules; defaults are the AlphaQuanter paper's."""
+
+    fill: Literal["next_open", "next_close"] = "next_open"
+    mode: Literal["discrete", "target"] = "discrete"
+    initial_cash: float = Field(100_000.0, gt=0)
+    buy_fraction: float = Field(0.9, gt=0, le=1)
+    """κ: the fraction of available cash a BUY spends."""
+    fee_bps: float = Field(10.0, ge=0)
+    slippage_bps: float = Field(0.0, ge=0)
+    allow_short: bool = False
+    max_leverage: float = Field(1.0, gt=0)
+
+
+TRADE_COLUMNS = ["date", "side", "shares", "price", "notional", "fee"]
+
+
+@dataclass
+class EpisodeResult:
+    """Daily marks and fills of one episode.
+
+    `equity`: indexed by bar date, columns equity, cash, position (shares at the close).
+    `trades`: one row per fill with TRADE_COLUMNS (date = fill date).
+    """
+
+    equity: pd.DataFrame
+    trades: pd.DataFrame
+
+
+@dataclass
+class Simulator:
+    """Steps one episode bar by bar; `submit` takes the decision of the current bar.
+
+    The state between calls is the portfolio at the close of the current bar, which is what a
+    stateful framework is shown.
+    """
+
+    bars: pd.DataFrame
+    config: ExecutionConfig = field(default_factory=ExecutionConfig)
+
+    def __post_init__(self) -> None:
+        if self.bars.empty:
+            raise ConfigError("cannot simulate an empty window")
+        self._prices = self.bars[["open", "close"]].to_numpy(dtype=float)
+        self._dates = self.bars.index
+        self._i = 0
+        self._cash = float(self.config.initial_cash)
+        self._shares = 0.0
+        self._marks: list[tuple[float, float, float]] = []
+        self._trades: list[tuple] = []
+        self._mark()
+
+    @property
+    def done(self) -> bool:
+        return self._i >= len(self._dates)
+
+    @property
+    def date(self) -> pd.Timestamp:
+        return self._dates[self._i]
+
+    @property
+    def portfolio(self) -> PortfolioState:
+        return PortfolioState(cash=self._cash, shares=self._shares, close=self._prices[self._i, 1])
+
+    def submit(self, decision: Decision) -> None:
+        """Take the decision of the current bar: fill it on the next bar, then advance."""
+        if self.done:
+            raise ConfigError("the episode is over: every bar already has a decision")
+        self._i += 1
+        if self.done:
+            return
+        price = self._prices[self._i, 0 if self.config.fill == "next_open" else 1]
+        self._fill(decision, price)
+        self._mark()
+
+    def result(self) -> EpisodeResult:
+        index = self._dates[: len(self._marks)]
+        equity = pd.DataFrame(self._marks, index=index, columns=["equity", "cash", "position"])
+        trades = pd.DataFrame(self._trades, columns=TRADE_COLUMNS)
+        return EpisodeResult(equity=equity, trades=trades)
+
+    def _mark(self) -> None:
+        close = self._prices[self._i, 1]
+        self._marks.append((self._cash + self._shares * close, self._cash, self._shares))
+
+    def _fill(self, decision: Decision, price: float) -> None:
+        target_shares = self._target_shares(decision, price)
+        delta = target_shares - self._shares
+        if delta == 0:
+            return
+        slip = self.config.slippage_bps / 1e4
+        fill_price = price * (1 + slip) if delta > 0 else price * (1 - slip)
+        notional = abs(delta) * fill_price
+        fee = notional * self.config.fee_bps / 1e4
+        self._cash -= delta * fill_price + fee
+        self._shares = target_shares
+        side = "BUY" if delta > 0 else "SELL"
+        self._trades.append((self._dates[self._i], side, abs(delta), fill_price, notional, fee))
+
+    def _target_shares(self, decision: Decision, price: float) -> float:
+        config = self.config
+        if config.mode == "discrete":
+            if decision.action is None:
+                raise ConfigError("discrete execution mode needs decisions with an action, got a target")
+            if decision.action is Action.BUY:
+                buy_price = price * (1 + config.slippage_bps / 1e4)
+                return self._shares + math.floor(config.buy_fraction * max(self._cash, 0.0) / buy_price)
+            if decision.action is Action.SELL:
+                return 0.0
+            return self._shares
+        if decision.target is None:
+            raise ConfigError("target execution mode needs decisions with a target, got an action")
+        low = -config.max_leverage if config.allow_short else 0.0
+        target = min(max(decision.target, low), config.max_leverage)
+        equity = self._cash + self._shares * price
+        return math.copysign(math.floor(abs(target) * max(equity, 0.0) / price), target)
+
+
+def simulate(bars: pd.DataFrame, actions: pd.Series | list[Decision],
+             config: ExecutionConfig | None = None) -> EpisodeResult:
+    """Run one episode over `bars` with one decision per bar.
+
+    `actions` is either a list of Decisions aligned with `bars`, or a Series indexed by
+    decision date whose values are `Action`s (dates without an entry are HOLD).
+    """
+    simulator = Simulator(bars, config or ExecutionConfig())
+    if isinstance(actions, pd.Series):
+        aligned = actions.reindex(bars.index)
+        decisions = [Decision(action=Action.HOLD if pd.isna(a) else Action(a)) for a in aligned]
+    else:
+        decisions = list(actions)
+    if len(decisions) != len(bars):
+        raise ConfigError(f"{len(decisions)} decisions for {len(bars)} bars")
+    for decision in decisions:
+        simulator.submit(decision)
+    return simulator.result()

@@ -1,0 +1,90 @@
+"""The decision journal: an append-only SQLite file (WAL mode), one row per decision.
+
+Key: (framework config hash, ticker, date, seed). Each batch of decisions commits in one
+transaction, so a run killed at any point loses at most the decisions in flight, and a rerun
+with the same command reads the journaled decisions back instead of recomputing them. The
+full trace is stored as JSON and stays queryable with plain SQL:
+
+    SELECT date, json_extract(decision, '$.action') FROM decisions WHERE ticker = 'NVDA';
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from market.decision import Decision
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    framework_hash TEXT NOT NULL,
+    framework TEXT NOT NULL,
+    ticker TEXT NOT NULL,
+    date TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    wall_s REAL NOT NULL,
+    decision TEXT NOT NULL,
+    PRIMARY KEY (framework_hash, ticker, date, seed)
+)
+"""
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One journaled decision and the wall time (s) the framework spent on it."""
+
+    framework: str
+    framework_hash: str
+    ticker: str
+    date: pd.Timestamp
+    seed: int
+    decision: Decision
+    wall_s: float
+
+
+class Journal:
+    """Append-only store of decisions keyed by (framework hash, ticker, date, seed)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def append(self, entries: list[JournalEntry]) -> None:
+        """Store `entries` in one transaction; a key already present is an error."""
+        rows = [
+            (e.framework_hash, e.framework, e.ticker, e.date.strftime("%Y-%m-%d %H:%M:%S"),
+             e.seed, e.wall_s, e.decision.model_dump_json())
+            for e in entries
+        ]
+        with self._db:
+            self._db.executemany("INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def load(self, framework_hash: str) -> dict[tuple[str, pd.Timestamp, int], JournalEntry]:
+        """All journaled decisions of one framework configuration, by (ticker, date, seed)."""
+        cursor = self._db.execute(
+            "SELECT framework, ticker, date, seed, wall_s, decision FROM decisions "
+            "WHERE framework_hash = ?", (framework_hash,))
+        entries = {}
+        for framework, ticker, date, seed, wall_s, payload in cursor:
+            stamp = pd.Timestamp(date)
+            entries[(ticker, stamp, seed)] = JournalEntry(
+                framework=framework, framework_hash=framework_hash, ticker=ticker, date=stamp,
+                seed=seed, decision=Decision.model_validate_json(payload), wall_s=wall_s)
+        return entries

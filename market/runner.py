@@ -1,0 +1,202 @@
+"""The episode runner: frameworks × tickers × seeds over a test window.
+
+An episode is one framework trading one ticker with one seed over the window. For every bar
+of the window the framework decides on a point-in-time `MarketView`; decisions go through the
+journal and then the execution simulator.
+
+- Stateless frameworks are fanned out: every (ticker, date, seed) context of the framework
+  that the journal does not already hold is handed over in batches of `batch_size`, so a
+  batched LLM backend sees large batches.
+- Stateful frameworks are stepped bar by bar, all their episodes in lock-step (one batch per
+  bar index), and see the portfolio at the close of the decision bar if they ask for it.
+- Deterministic frameworks run the first seed only; stochastic ones run every seed.
+- A framework that raises, returns the wrong number of decisions or a decision of the wrong
+  kind gets a recorded failure and the fallback decision (HOLD, or flat in target mode) for
+  the contexts concerned; the run goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from market.data import MarketData
+from market.decision import Action, Decision, DecisionContext, Trace
+from market.execution import EpisodeResult, ExecutionConfig, Simulator
+from market.journal import Journal, JournalEntry
+from market.view import MarketView
+
+
+class DecisionMaker(Protocol):
+    """What the runner needs of a framework (see `frameworks.base.TradingFramework`)."""
+
+    stateful: bool
+    needs_portfolio: bool
+    stochastic: bool
+
+    def decide(self, batch: list[DecisionContext]) -> list[Decision]: ...
+
+
+@dataclass(frozen=True)
+class FrameworkEntry:
+    """A framework instance under its run name and the hash of its resolved config."""
+
+    name: str
+    framework: DecisionMaker
+    config_hash: str
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Which episodes to run and how to execute them."""
+
+    tickers: list[str]
+    seeds: list[int]
+    start: pd.Timestamp
+    end: pd.Timestamp
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    batch_size: int = 256
+
+
+@dataclass(frozen=True)
+class EpisodeKey:
+    framework: str
+    ticker: str
+    seed: int
+
+
+@dataclass
+class RunResult:
+    """Every episode's simulation and every decision, plus what was computed vs reused."""
+
+    episodes: dict[EpisodeKey, EpisodeResult]
+    decisions: list[JournalEntry]
+    made: int = 0
+    reused: int = 0
+    failed: int = 0
+
+
+ToolsetFactory = Callable[[MarketView], Any]
+
+
+class EpisodeRunner:
+    """Runs a `RunSpec` for several frameworks on one market, journaling every decision."""
+
+    def __init__(self, data: MarketData, spec: RunSpec, journal: Journal,
+                 toolset_factory: ToolsetFactory | None = None, progress: bool = True):
+        self.data = data
+        self.spec = spec
+        self.journal = journal
+        self.toolset_factory = toolset_factory
+        self.progress = progress
+        self._days = {t: data.trading_days(t, spec.start, spec.end) for t in spec.tickers}
+
+    def run(self, frameworks: list[FrameworkEntry]) -> RunResult:
+        result = RunResult(episodes={}, decisions=[])
+        for entry in frameworks:
+            journaled = self.journal.load(entry.config_hash)
+            seeds = self.spec.seeds if entry.framework.stochastic else self.spec.seeds[:1]
+            episodes = [(ticker, seed) for ticker in self.spec.tickers for seed in seeds]
+            todo = sum(len(self._days[t]) for t, _ in episodes) - sum(
+                1 for (t, d, s) in journaled if (t, s) in episodes and d in self._days[t])
+            bar = tqdm(total=todo, desc=entry.name, unit="decision", disable=not self.progress,
+                       leave=False)
+            run_one = self._run_stateful if entry.framework.stateful else self._run_stateless
+            run_one(entry, episodes, journaled, result, bar)
+            bar.close()
+        return result
+
+    def _context(self, entry: FrameworkEntry, ticker: str, date: pd.Timestamp, seed: int,
+                 portfolio=None) -> DecisionContext:
+        view = MarketView(self.data, date)
+        tools = self.toolset_factory(view) if self.toolset_factory else None
+        shown = portfolio if entry.framework.needs_portfolio else None
+        return DecisionContext(ticker=ticker, date=date, view=view, seed=seed, tools=tools,
+                               portfolio=shown)
+
+    def _run_stateless(self, entry, episodes, journaled, result, bar) -> None:
+        missing = [(t, d, s) for t, s in episodes for d in self._days[t] if (t, d, s) not in journaled]
+        for lo in range(0, len(missing), self.spec.batch_size):
+            chunk = missing[lo:lo + self.spec.batch_size]
+            contexts = [self._context(entry, t, d, s) for t, d, s in chunk]
+            fresh = self._decide(entry, contexts, result)
+            journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
+            bar.update(len(fresh))
+        for ticker, seed in episodes:
+            simulator = Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+            for date in self._days[ticker]:
+                entry_ = journaled[(ticker, date, seed)]
+                result.decisions.append(entry_)
+                simulator.submit(entry_.decision)
+            result.episodes[EpisodeKey(entry.name, ticker, seed)] = simulator.result()
+        result.reused += sum(len(self._days[t]) for t, _ in episodes) - len(missing)
+
+    def _run_stateful(self, entry, episodes, journaled, result, bar) -> None:
+        simulators = {
+            (t, s): Simulator(self.data.frame(t).loc[self._days[t]], self.spec.execution)
+            for t, s in episodes
+        }
+        while active := [(t, s) for (t, s), sim in simulators.items() if not sim.done]:
+            pending = [(t, s) for t, s in active if (t, simulators[t, s].date, s) not in journaled]
+            contexts = [self._context(entry, t, simulators[t, s].date, s, simulators[t, s].portfolio)
+                        for t, s in pending]
+            for lo in range(0, len(contexts), self.spec.batch_size):
+                fresh = self._decide(entry, contexts[lo:lo + self.spec.batch_size], result)
+                journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
+                bar.update(len(fresh))
+            result.reused += len(active) - len(pending)
+            for t, s in active:
+                entry_ = journaled[(t, simulators[t, s].date, s)]
+                result.decisions.append(entry_)
+                simulators[t, s].submit(entry_.decision)
+        for (t, s), simulator in simulators.items():
+            result.episodes[EpisodeKey(entry.name, t, s)] = simulator.result()
+
+    def _decide(self, entry: FrameworkEntry, contexts: list[DecisionContext],
+                result: RunResult) -> list[JournalEntry]:
+        """Decide a batch, isolate failures, journal the decisions in one transaction."""
+        started = time.perf_counter()
+        decisions = self._decide_isolating_failures(entry.framework, contexts)
+        wall_s = (time.perf_counter() - started) / max(len(contexts), 1)
+        entries = [
+            JournalEntry(framework=entry.name, framework_hash=entry.config_hash, ticker=c.ticker,
+                         date=c.date, seed=c.seed, decision=d, wall_s=wall_s)
+            for c, d in zip(contexts, decisions)
+        ]
+        self.journal.append(entries)
+        result.made += len(entries)
+        result.failed += sum(1 for d in decisions if d.trace.error is not None)
+        return entries
+
+    def _decide_isolating_failures(self, framework: DecisionMaker,
+                                   contexts: list[DecisionContext]) -> list[Decision]:
+        try:
+            decisions = framework.decide(contexts)
+            if len(decisions) != len(contexts):
+                raise RuntimeError(f"returned {len(decisions)} decisions for {len(contexts)} contexts")
+        except Exception as error:  # noqa: BLE001 - a framework's failure must not end the run
+            if len(contexts) > 1:
+                return [d for c in contexts for d in self._decide_isolating_failures(framework, [c])]
+            return [self._fallback(f"{type(error).__name__}: {error}")]
+        return [self._checked(d) for d in decisions]
+
+    def _checked(self, decision: Decision) -> Decision:
+        """The decision itself if the execution mode can fill it, else a recorded fallback."""
+        discrete = self.spec.execution.mode == "discrete"
+        if not isinstance(decision, Decision):
+            return self._fallback(f"framework returned {type(decision).__name__}, not a Decision")
+        if discrete and decision.action is None:
+            return self._fallback("a target decision in discrete execution mode")
+        if not discrete and decision.target is None:
+            return self._fallback("an action decision in target execution mode")
+        return decision
+
+    def _fallback(self, error: str) -> Decision:
+        if self.spec.execution.mode == "discrete":
+            return Decision(action=Action.HOLD, trace=Trace(error=error))
+        return Decision(target=0.0, trace=Trace(error=error))
