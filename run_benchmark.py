@@ -19,10 +19,12 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from frameworks.registry import build_frameworks, register_plugins
+from market.data import MarketData
 from market.errors import ConfigError, DataError
 from market.execution import ExecutionConfig
 from market.journal import Journal
@@ -34,11 +36,21 @@ from metrics.episodes import episode_metrics
 DEFAULT_SUITE = "quick"
 
 
+def load_market(config: DictConfig) -> MarketData:
+    """Instantiate the data config, surfacing the loader's own one-line error."""
+    try:
+        return instantiate(config)
+    except InstantiationException as error:
+        if isinstance(error.__cause__, (DataError, ConfigError)):
+            raise error.__cause__ from None
+        raise
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     splits = Splits.model_validate(OmegaConf.to_container(cfg.split, resolve=True))
     tickers = list(cfg.tickers)
-    data = instantiate(cfg.data)
+    data = load_market(cfg.data)
     for ticker in tickers:
         splits.check(data.frame(ticker).index)
     frameworks = build_frameworks(cfg.frameworks)
