@@ -1,0 +1,87 @@
+"""Event channels of a synthetic market: news, social posts and insider transactions.
+
+Each ticker gets Poisson(`per_day`) records per trading day, published at a uniform time
+between 06:00 and 20:00 (records after the 16:00 close are visible only from the next
+day's decision). A record of day t carries a latent score
+    score = ρ·a_{i,t}/alpha_vol + √(1 − ρ²)·ε,  ρ = √(snr/(1 + snr)),
+so its information is about the next day's open-to-close return. News and social posts turn
+the score into sentiment = tanh(score) and a template text of that tone; an insider buys
+when the score is positive and sells otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from market.synthetic.knobs import Channel
+from market.synthetic.text import HEADLINES, POSTS, SOURCES, fill
+
+FIRST_HOUR, LAST_HOUR = 6, 20
+INSIDERS = (("J. Marsh", "CEO"), ("L. Okafor", "CFO"), ("P. Lindqvist", "Director"),
+            ("R. Sato", "Director"), ("M. Alvarez", "VP Sales"))
+
+
+def event_days(rng: np.random.Generator, dates: pd.DatetimeIndex, per_day: float) -> tuple[np.ndarray, pd.DatetimeIndex]:
+    """Day indices and publication times of Poisson(`per_day`) events per day, time-sorted."""
+    counts = rng.poisson(per_day, size=len(dates))
+    days = np.repeat(np.arange(len(dates)), counts)
+    seconds = rng.uniform(FIRST_HOUR * 3600, LAST_HOUR * 3600, size=len(days)).round()
+    times = dates[days] + pd.to_timedelta(seconds, unit="s")
+    order = np.argsort(times.asi8, kind="stable")
+    return days[order], times[order]
+
+
+def latent_scores(rng: np.random.Generator, z: np.ndarray, channel: Channel) -> np.ndarray:
+    """score = ρ·z + √(1 − ρ²)·ε for each event's standardised alpha z."""
+    return channel.rho * z + np.sqrt(1.0 - channel.rho**2) * rng.standard_normal(len(z))
+
+
+def _events(rng: np.random.Generator, z: pd.DataFrame, channel: Channel) -> list[tuple[str, pd.Timestamp, float]]:
+    """(ticker, time, score) of every event of every ticker (ordered by ticker, then time)."""
+    out = []
+    for ticker in z.columns:
+        days, times = event_days(rng, z.index, channel.per_day)
+        scores = latent_scores(rng, z[ticker].to_numpy()[days], channel)
+        out.extend(zip([ticker] * len(days), times, scores))
+    return out
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    return frame.sort_values("available_at", kind="stable").reset_index(drop=True) if len(frame) else frame
+
+
+def news(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
+    """The `news` channel: ticker, available_at, headline, source, sentiment."""
+    rows = []
+    for ticker, time, score in _events(rng, z, channel):
+        sentiment = round(float(np.tanh(score)), 3)
+        rows.append({"ticker": ticker, "available_at": time,
+                     "headline": fill(rng, HEADLINES, sentiment, ticker, companies[ticker]),
+                     "source": SOURCES[rng.integers(len(SOURCES))], "sentiment": sentiment})
+    return _frame(rows)
+
+
+def social(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
+    """The `social` channel: ticker, available_at, text, sentiment, likes."""
+    rows = []
+    for ticker, time, score in _events(rng, z, channel):
+        sentiment = round(float(np.tanh(score)), 3)
+        rows.append({"ticker": ticker, "available_at": time,
+                     "text": fill(rng, POSTS, sentiment, ticker, companies[ticker]),
+                     "sentiment": sentiment, "likes": float(np.floor(rng.lognormal(2.0, 1.2)))})
+    return _frame(rows)
+
+
+def insider(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, close: pd.DataFrame) -> pd.DataFrame:
+    """The `insider` channel: buy if the score > 0, else sell; price near the day's close."""
+    rows = []
+    for ticker, time, score in _events(rng, z, channel):
+        name, role = INSIDERS[rng.integers(len(INSIDERS))]
+        day_close = float(close[ticker].asof(time.normalize()))
+        rows.append({"ticker": ticker, "available_at": time, "insider": name, "role": role,
+                     "transaction": "buy" if score > 0 else "sell",
+                     "shares": float(100 * np.ceil(rng.lognormal(3.0, 1.0))),
+                     "price": round(day_close * (1 + 0.005 * rng.standard_normal()), 2)})
+    return _frame(rows)
