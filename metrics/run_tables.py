@@ -1,0 +1,206 @@
+"""The report's tables, built from a loaded run: main (paper layout), activity, efficiency, regime, seeds.
+
+Point values come from ``metrics.csv`` (averaged over seeds); CIs come from the stationary
+bootstrap of the episodes' daily returns (:mod:`metrics.bootstrap`), resampling days jointly
+across every ticker and seed of a cell. Cells are formatted strings (see :mod:`metrics.tables`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from metrics import regime, trading
+from metrics.bootstrap import average_metric_cis
+from metrics.paired import holm, mean_difference_test
+from metrics.rundir import EPISODE_KEYS, Run, portfolio_returns
+from metrics.seeds import aggregate_seeds
+from metrics.tables import format_ci, format_value
+
+AVERAGE = "AVG"
+
+
+def seed_means(run: Run) -> pd.DataFrame:
+    """``metrics.csv`` averaged over seeds, indexed by (framework, ticker) (ticker ``AVG`` included)."""
+    numeric = run.metrics.drop(columns=["seed"]).select_dtypes("number").columns
+    return run.metrics.groupby(["framework", "ticker"], sort=False)[list(numeric)].mean()
+
+
+def significance_marker(p_value: float) -> str:
+    """``**`` for p < 0.01, ``*`` for p < 0.05, nothing otherwise (p already Holm-adjusted)."""
+    if not np.isfinite(p_value):
+        return ""
+    return "**" if p_value < 0.01 else "*" if p_value < 0.05 else ""
+
+
+def _ticker_mean_returns(returns: pd.DataFrame, framework: str, ticker: str) -> pd.Series:
+    return returns[framework][ticker].mean(axis=1)
+
+
+def arr_markers(
+    run: Run, returns: pd.DataFrame, benchmark: str, reps: int, seed: int
+) -> dict[tuple[str, str], str]:
+    """Holm-adjusted markers of every (framework, ticker or AVG) ARR cell vs the benchmark.
+
+    Each cell's test is the bootstrap test of the mean daily return difference between the
+    framework and the benchmark on that ticker (seed-averaged returns; for AVG the
+    equal-weight portfolio of all tickers); the Holm family is every cell of the table.
+    """
+    if benchmark not in run.frameworks:
+        return {}
+    portfolio = portfolio_returns(returns)
+    cells, p_values = [], []
+    for framework in run.frameworks:
+        if framework == benchmark:
+            continue
+        for ticker in [*run.tickers, AVERAGE]:
+            if ticker == AVERAGE:
+                ours, theirs = portfolio[framework], portfolio[benchmark]
+            else:
+                ours = _ticker_mean_returns(returns, framework, ticker)
+                theirs = _ticker_mean_returns(returns, benchmark, ticker)
+            cells.append((framework, ticker))
+            p_values.append(mean_difference_test(ours.to_numpy(), theirs.to_numpy(), reps, seed)[1])
+    return {cell: significance_marker(p) for cell, p in zip(cells, holm(p_values))}
+
+
+def main_table(run: Run, returns: pd.DataFrame, benchmark: str, reps: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Rows = frameworks; columns = ARR % per ticker, Avg ARR %, SR, MDD %; each ``value [95 % CI]marker``."""
+    means = seed_means(run)
+    markers = arr_markers(run, returns, benchmark, reps, seed)
+    periods = run.periods_per_year
+    rows = {}
+    for framework in run.frameworks:
+        row = {}
+        for ticker in run.tickers:
+            ci = average_metric_cis(returns[framework][[ticker]], periods, reps, seed)["ARR"]
+            marker = markers.get((framework, ticker), "")
+            row[f"{ticker} ARR %"] = format_ci(means.loc[(framework, ticker), "ARR"], *ci, scale=100, digits=1, marker=marker)
+        cis = average_metric_cis(returns[framework], periods, reps, seed)
+        average = means.loc[(framework, AVERAGE)]
+        row["Avg ARR %"] = format_ci(average["ARR"], *cis["ARR"], scale=100, digits=1,
+                                     marker=markers.get((framework, AVERAGE), ""))
+        row["SR"] = format_ci(average["SR"], *cis["SR"], digits=3)
+        row["MDD %"] = format_ci(average["MDD"], *cis["MDD"], scale=100, digits=1)
+        rows[framework] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("framework")
+
+
+def _episode_activity(run: Run) -> pd.DataFrame:
+    """Win rates, turnover and exposure of every episode, indexed by (framework, ticker, seed)."""
+    trades = {key: group.sort_values("date", kind="stable") for key, group in run.trades.groupby(list(EPISODE_KEYS))}
+    empty = run.trades.iloc[0:0]
+    rows = {}
+    for key, episode in run.equity.groupby(list(EPISODE_KEYS), sort=False):
+        fills = trades.get(key, empty)
+        equity = episode["equity"]
+        rows[key] = {
+            "closed trades": float((fills["side"] == "SELL").sum()),
+            "win rate/trade %": trading.win_rate_trades(fills),
+            "win rate/day %": trading.win_rate_days(equity.pct_change().to_numpy()),
+            "turnover /yr": trading.turnover(fills, equity, run.periods_per_year),
+            "exposure %": trading.exposure(episode["position"]),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(list(EPISODE_KEYS))
+
+
+def activity_table(run: Run) -> pd.DataFrame:
+    """Per framework, the mean over episodes of trades, win rates, turnover, exposure, plus Calmar, Sortino, Vol."""
+    activity = _episode_activity(run).groupby(level="framework", sort=False).mean()
+    averages = seed_means(run).xs(AVERAGE, level="ticker")
+    table = pd.DataFrame(index=pd.Index(run.frameworks, name="framework"))
+    table["trades"] = [format_value(averages.loc[f, "Trades"], digits=1) for f in run.frameworks]
+    table["closed trades"] = [format_value(activity.loc[f, "closed trades"], digits=1) for f in run.frameworks]
+    for column in ("win rate/trade %", "win rate/day %", "exposure %"):
+        table[column] = [format_value(activity.loc[f, column], 100, 1) for f in run.frameworks]
+    table["turnover /yr"] = [format_value(activity.loc[f, "turnover /yr"], digits=2) for f in run.frameworks]
+    table["Calmar"] = [format_value(averages.loc[f, "Calmar"], digits=2) for f in run.frameworks]
+    table["Sortino"] = [format_value(averages.loc[f, "Sortino"], digits=2) for f in run.frameworks]
+    table["Vol %"] = [format_value(averages.loc[f, "Vol"], 100, 1) for f in run.frameworks]
+    return table
+
+
+def efficiency_numbers(run: Run) -> pd.DataFrame:
+    """Per framework: decisions, and per decision LLM calls, prompt/completion tokens, wall s; tokens; Avg ARR."""
+    columns = ["llm_calls", "prompt_tokens", "completion_tokens", "wall_s"]
+    grouped = run.decisions.groupby("framework", sort=False)
+    numbers = grouped[columns].mean()
+    numbers.insert(0, "decisions", grouped.size())
+    numbers["tokens"] = numbers["prompt_tokens"] + numbers["completion_tokens"]
+    numbers["ARR"] = seed_means(run).xs(AVERAGE, level="ticker")["ARR"]
+    return numbers.reindex(run.frameworks)
+
+
+def efficiency_table(run: Run) -> pd.DataFrame:
+    """Cost per decision and ARR; relative cost = tokens per decision / the smallest non-zero one in the run."""
+    numbers = efficiency_numbers(run)
+    cheapest = numbers.loc[numbers["tokens"] > 0, "tokens"].min()
+    relative = numbers["tokens"] / cheapest if np.isfinite(cheapest) else numbers["tokens"] * np.nan
+    return pd.DataFrame(
+        {
+            "decisions": numbers["decisions"].map(lambda v: format_value(v, digits=0)),
+            "LLM calls/dec": numbers["llm_calls"].map(lambda v: format_value(v, digits=2)),
+            "prompt tok/dec": numbers["prompt_tokens"].map(lambda v: format_value(v, digits=0)),
+            "completion tok/dec": numbers["completion_tokens"].map(lambda v: format_value(v, digits=0)),
+            "wall s/dec": numbers["wall_s"].map(lambda v: format_value(v, digits=3)),
+            "rel. cost": relative.map(lambda v: format_value(v, digits=2)),
+            "Avg ARR %": numbers["ARR"].map(lambda v: format_value(v, 100, 1)),
+        }
+    ).rename_axis("framework")
+
+
+def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
+    """Per framework, the regime x decision confusion matrix summed over tickers and seeds."""
+    labels = pd.concat(
+        {ticker: regime.regime_labels(bars.set_index("date")["close"]) for ticker, bars in run.prices.groupby("ticker")},
+        names=["ticker", "date"],
+    )
+    decisions = run.decisions.dropna(subset=["action"])
+    matrices = {}
+    for framework in run.frameworks:
+        chosen = decisions[decisions["framework"] == framework]
+        per_episode = [
+            regime.confusion_matrix(episode.set_index(["ticker", "date"])["action"], labels)
+            for _, episode in chosen.groupby(["ticker", "seed"])
+        ]
+        matrices[framework] = sum(per_episode) if per_episode else regime.confusion_matrix(
+            pd.Series(dtype=object), pd.Series(dtype=object)
+        )
+    return matrices
+
+
+def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(confusion matrices stacked by framework, per-framework labelled decisions / accuracy / macro-F1)."""
+    matrices = regime_confusions(run)
+    stacked = pd.concat(matrices, names=["framework", "regime"])
+    scores = pd.DataFrame(
+        {
+            "labelled decisions": [str(int(m.to_numpy().sum())) for m in matrices.values()],
+            "accuracy %": [format_value(regime.regime_accuracy(m), 100, 1) for m in matrices.values()],
+            "macro-F1": [format_value(regime.macro_f1(m), digits=3) for m in matrices.values()],
+        },
+        index=pd.Index(list(matrices), name="framework"),
+    )
+    return stacked, scores
+
+
+def seeds_table(run: Run, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """For frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of ARR and SR over seeds x tickers."""
+    episodes = run.metrics[run.metrics["ticker"] != AVERAGE]
+    rows = {}
+    for framework, group in episodes.groupby("framework", sort=False):
+        if group["seed"].nunique() < 2:
+            continue
+        for metric, scale, digits in (("ARR", 100, 1), ("SR", 1, 3)):
+            values = group.pivot(index="seed", columns="ticker", values=metric)
+            summary = aggregate_seeds(values, reps, seed)
+            rows[(framework, metric)] = {
+                "seeds x tickers": f"{values.shape[0]} x {values.shape[1]}",
+                "mean [CI]": format_ci(summary["mean"], summary["mean_low"], summary["mean_high"], scale, digits),
+                "std": format_value(summary["std"], scale, digits),
+                "IQM [CI]": format_ci(summary["iqm"], summary["iqm_low"], summary["iqm_high"], scale, digits),
+            }
+    if not rows:
+        return pd.DataFrame(columns=["seeds x tickers", "mean [CI]", "std", "IQM [CI]"],
+                            index=pd.MultiIndex.from_tuples([], names=["framework", "metric"]))
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["framework", "metric"])
