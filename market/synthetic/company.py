@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from market.synthetic.events import latent_scores
+from market.synthetic.events import latent_scores, record_frame
 from market.synthetic.knobs import Channel
 
 FILING_TIME = pd.Timedelta(hours=7, minutes=30)
@@ -84,6 +84,5 @@ def company_records(rng: np.random.Generator, z: pd.DataFrame, channel: Channel)
                                   "eps_estimate": round(eps * 1.02 * (1 + 0.03 * rng.standard_normal()), 3),
                                   "revenue_estimate": float(revenue * 1.02 * (1 + 0.02 * rng.standard_normal())),
                                   "analysts": float(rng.integers(5, 26))})
-    return {name: pd.DataFrame(rows).sort_values("available_at", kind="stable").reset_index(drop=True)
-            for name, rows in (("fundamentals", fundamentals), ("dividends", dividends),
-                               ("earnings_estimates", estimates)) if rows}
+    return {name: record_frame(name, rows) for name, rows in (
+        ("fundamentals", fundamentals), ("dividends", dividends), ("earnings_estimates", estimates))}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from market.sources.records import SCHEMAS
 from market.synthetic.knobs import Channel
 from market.synthetic.text import HEADLINES, POSTS, SOURCES, fill
 
@@ -47,9 +48,10 @@ def _events(rng: np.random.Generator, z: pd.DataFrame, channel: Channel) -> list
     return out
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows)
-    return frame.sort_values("available_at", kind="stable").reset_index(drop=True) if len(frame) else frame
+def record_frame(channel: str, rows: list[dict]) -> pd.DataFrame:
+    """The rows as a `channel` frame in its schema's column order, sorted by `available_at`."""
+    frame = pd.DataFrame(rows, columns=["ticker", "available_at", *SCHEMAS[channel]])
+    return frame.sort_values("available_at", kind="stable").reset_index(drop=True)
 
 
 def news(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
@@ -60,7 +62,7 @@ def news(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies:
         rows.append({"ticker": ticker, "available_at": time,
                      "headline": fill(rng, HEADLINES, sentiment, ticker, companies[ticker]),
                      "source": SOURCES[rng.integers(len(SOURCES))], "sentiment": sentiment})
-    return _frame(rows)
+    return record_frame("news", rows)
 
 
 def social(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
@@ -71,7 +73,7 @@ def social(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companie
         rows.append({"ticker": ticker, "available_at": time,
                      "text": fill(rng, POSTS, sentiment, ticker, companies[ticker]),
                      "sentiment": sentiment, "likes": float(np.floor(rng.lognormal(2.0, 1.2)))})
-    return _frame(rows)
+    return record_frame("social", rows)
 
 
 def insider(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, close: pd.DataFrame) -> pd.DataFrame:
@@ -84,4 +86,4 @@ def insider(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, close: 
                      "transaction": "buy" if score > 0 else "sell",
                      "shares": float(100 * np.ceil(rng.lognormal(3.0, 1.0))),
                      "price": round(day_close * (1 + 0.005 * rng.standard_normal()), 2)})
-    return _frame(rows)
+    return record_frame("insider", rows)

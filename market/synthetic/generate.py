@@ -55,5 +55,5 @@ def generate_market(**knobs: Any) -> MarketData:
         **company_records(streams["company"], z, channels["fundamentals"]),
         "macro": macro_records(streams["macro"], spec, latent, channels["macro"]),
     }
-    return MarketData(bars=bars, records={k: v for k, v in records.items() if len(v)},
+    return MarketData(bars=bars, records=records,
                       origin={t: origin for t in spec.tickers})
