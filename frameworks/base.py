@@ -11,23 +11,7 @@ Class attributes tell the runner how to drive it:
   A stochastic framework must draw its randomness from the context's seed (and ticker, date),
   never from global state, so that a resumed run reproduces it exactly.
 
-Twenty-line example, a momentum rule (the README's plugin example is this class)::
-
-    class Momentum(TradingFramework):
-        def __init__(self, lookback: int = 20):
-            self.lookback = lookback
-
-        def decide(self, batch):
-            decisions = []
-            for ctx in batch:
-                closes = ctx.view.bars(ctx.ticker, lookback=self.lookback + 1)["close"]
-                if len(closes) <= self.lookback:
-                    decisions.append(Decision(action=Action.HOLD))
-                elif closes.iloc[-1] > closes.iloc[0]:
-                    decisions.append(Decision(action=Action.BUY))
-                else:
-                    decisions.append(Decision(action=Action.SELL))
-            return decisions
+The README's "Add your own framework" section has a complete plugin in twenty lines.
 """
 
 from __future__ import annotations
