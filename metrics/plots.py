@@ -76,9 +76,11 @@ def _panel_plot(run: Run, values: pd.DataFrame, benchmark: str, ylabel: str, tit
     for axis in axes[:: min(3, len(run.tickers))]:
         axis.set_ylabel(ylabel)
     handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False)
+    per_row = min(len(labels), 3 * min(3, len(run.tickers)))
+    figure.legend(handles, labels, loc="lower center", ncol=per_row, frameon=False)
     figure.suptitle(title)
-    figure.tight_layout(rect=(0, 0.07 + 0.02 * (len(labels) // 6), 1, 1))
+    legend_rows = math.ceil(len(labels) / per_row)
+    figure.tight_layout(rect=(0, 0.05 + 0.045 * legend_rows, 1, 1))
     figure.savefig(path, dpi=DPI)
     return path
 
@@ -106,17 +108,17 @@ def pareto_front(cost: pd.Series, value: pd.Series) -> list[str]:
 
 
 def plot_pareto(run: Run, path: Path, benchmark: str = "buy_and_hold") -> Path:
-    """Average ARR against cost per decision (tokens if any framework used an LLM, else wall seconds), front joined."""
+    """Average ARR against cost per decision (tokens if any framework used an LLM, else wall ms), front joined."""
     numbers = efficiency_numbers(run)
     use_tokens = bool((numbers["tokens"] > 0).any())
-    cost = numbers["tokens"] if use_tokens else numbers["wall_s"]
+    cost = numbers["tokens"] if use_tokens else 1000.0 * numbers["wall_s"]
     value = 100.0 * numbers["ARR"]
     styles = framework_styles(run.frameworks, benchmark)
     figure = Figure(figsize=(6.8, 4.6))
     axis = figure.subplots()
     front = pareto_front(cost, value)
     axis.step(cost[front], value[front], where="post", color="grey", alpha=0.7, linewidth=1.2, marker="o",
-              markersize=15, markerfacecolor="none", label="Pareto front (cheaper or better than all others)")
+              markersize=15, markerfacecolor="none", label="Pareto front")
     for framework in run.frameworks:
         axis.scatter(cost[framework], value[framework], color=styles[framework]["color"], s=60, zorder=3,
                      marker="D" if framework == benchmark else "o")
@@ -125,11 +127,12 @@ def plot_pareto(run: Run, path: Path, benchmark: str = "buy_and_hold") -> Path:
     if use_tokens and (cost > 0).all() and cost.max() / cost.min() > 50:
         axis.set_xscale("log")
     axis.axhline(0.0, color="black", linewidth=0.6)
-    axis.set_xlabel("tokens per decision (prompt + completion)" if use_tokens else "wall seconds per decision")
+    axis.set_xlabel("tokens per decision (prompt + completion)" if use_tokens else "wall ms per decision")
     axis.set_ylabel("average ARR %")
     axis.set_title("Return against cost per decision")
     axis.grid(alpha=0.3)
-    axis.legend(loc="best", frameon=False)
+    axis.margins(x=0.15, y=0.1)
+    axis.legend(loc="best", frameon=False, fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=DPI)
     return path

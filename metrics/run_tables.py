@@ -142,7 +142,7 @@ def efficiency_table(run: Run) -> pd.DataFrame:
             "LLM calls/dec": numbers["llm_calls"].map(lambda v: format_value(v, digits=2)),
             "prompt tok/dec": numbers["prompt_tokens"].map(lambda v: format_value(v, digits=0)),
             "completion tok/dec": numbers["completion_tokens"].map(lambda v: format_value(v, digits=0)),
-            "wall s/dec": numbers["wall_s"].map(lambda v: format_value(v, digits=3)),
+            "wall ms/dec": numbers["wall_s"].map(lambda v: format_value(v, 1000, 2)),
             "rel. cost": relative.map(lambda v: format_value(v, digits=2)),
             "Avg ARR %": numbers["ARR"].map(lambda v: format_value(v, 100, 1)),
         }
