@@ -33,7 +33,7 @@ def macro_records(rng: np.random.Generator, knobs: SyntheticKnobs, latent: Laten
     n = len(dates)
     level = 1000 * np.cumprod(1 + latent.factor + latent.market_alpha.shift(1, fill_value=0.0))
     vol = np.array([knobs.regimes[r].vol for r in latent.regime])
-    thursdays = np.flatnonzero(dates.dayofweek == 3)
+    thursdays = np.flatnonzero(dates.day_of_week == 3)
     z = latent.market_alpha.to_numpy()[thursdays] / knobs.market_alpha_vol if knobs.market_alpha_vol else np.zeros(len(thursdays))
     months = pd.date_range(dates[0] - pd.offsets.MonthBegin(1), dates[-1], freq="MS")
     cpi_days = dates.searchsorted(months + pd.offsets.MonthBegin(1) + pd.Timedelta(days=11))
