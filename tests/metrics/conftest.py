@@ -97,9 +97,9 @@ def write_run(path, seed: int = 0):
             metrics.append({"framework": framework, "ticker": ticker, "seed": episode_seed, **rows[-1]})
         metrics.append({"framework": framework, "ticker": "AVG", "seed": episode_seed, **average_row(rows)})
     path.mkdir(parents=True, exist_ok=True)
-    pd.concat(equity).to_parquet(path / "equity.parquet")
-    pd.concat(decisions).to_parquet(path / "decisions.parquet")
-    pd.concat(trades).to_csv(path / "trades.csv", index=False)
+    pd.concat(equity, ignore_index=True).to_parquet(path / "equity.parquet")
+    pd.concat(decisions, ignore_index=True).to_parquet(path / "decisions.parquet")
+    pd.concat(trades, ignore_index=True).to_csv(path / "trades.csv", index=False)
     prices.to_parquet(path / "prices.parquet")
     pd.DataFrame(metrics).to_csv(path / "metrics.csv", index=False)
     (path / "run.json").write_text(json.dumps({
