@@ -1,30 +1,16 @@
-"""Shared fixtures: the repository root and a runner for `run_benchmark.py` in a subprocess."""
+"""Shared fixtures; tests/support is importable from every test."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SUPPORT = ROOT / "tests" / "support"
-sys.path.insert(0, str(SUPPORT))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
-
-def benchmark_command(*overrides: str) -> list[str]:
-    """The command line of `run_benchmark.py` with Hydra overrides, progress bar off."""
-    return [sys.executable, str(ROOT / "run_benchmark.py"), "progress=false", "report=false", *overrides]
-
-
-def support_env(extra_path: Path | None = None) -> dict[str, str]:
-    """The environment with tests/support (and `extra_path`) importable."""
-    env = dict(os.environ)
-    paths = [str(SUPPORT)] + ([str(extra_path)] if extra_path else [])
-    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
-    return env
+from cli_helpers import ROOT, benchmark_command, support_env  # noqa: E402
 
 
 @pytest.fixture

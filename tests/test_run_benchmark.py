@@ -13,7 +13,7 @@ from importlib import resources
 import pandas as pd
 import pytest
 from bars import random_bars, write_csv
-from conftest import ROOT, benchmark_command, support_env
+from cli_helpers import ROOT, benchmark_command, support_env
 
 METRIC_COLUMNS = ["framework", "ticker", "seed", "ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades"]
 

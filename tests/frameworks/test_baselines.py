@@ -6,7 +6,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from conftest import ROOT
+from cli_helpers import ROOT
 from frameworks.base import TradingFramework
 from market.decision import Action, DecisionContext
 from market.sources.embedded import load_embedded

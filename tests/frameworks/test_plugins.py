@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pandas as pd
-from conftest import ROOT
+from cli_helpers import ROOT
 
 PLUGIN = ROOT / "tests" / "support" / "plugin_package"
 
