@@ -32,6 +32,7 @@ from market.outputs import write_episodes
 from market.runner import EpisodeRunner, RunSpec
 from market.splits import Splits
 from metrics.episodes import episode_metrics
+from metrics.report import write_report
 
 DEFAULT_SUITE = "quick"
 
@@ -57,6 +58,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     spec = RunSpec(tickers=tickers, seeds=list(cfg.seeds), start=splits.test.start, end=splits.test.end,
                    execution=ExecutionConfig(**OmegaConf.to_container(cfg.execution, resolve=True)),
                    batch_size=int(cfg.batch_size))
+    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     started = time.perf_counter()
     with Journal(run_dir / "journal.sqlite") as journal:
         result = EpisodeRunner(data, spec, journal, progress=bool(cfg.progress)).run(frameworks)
@@ -78,6 +80,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         f"Averages over tickers (fractions; conventions in metrics/performance.py):\n\n"
         f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
         f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
+    if cfg.report:
+        write_report(run_dir)
     print(f"{result.made} decisions made, {result.reused} reused from the journal, "
           f"{result.failed} failed; wrote {run_dir / 'metrics.csv'}")
     return run_dir / "metrics.csv"
