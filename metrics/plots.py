@@ -48,8 +48,13 @@ def drawdown_frame(curves: pd.DataFrame) -> pd.DataFrame:
     return 1.0 - curves / curves.cummax()
 
 
+def grid_columns(n_panels: int) -> int:
+    """Panels per row: all of them up to 3, 2 x 2 for 4, else 3."""
+    return 2 if n_panels == 4 else min(3, n_panels)
+
+
 def _grid(n_panels: int) -> tuple[Figure, list[Axes]]:
-    columns = min(3, n_panels)
+    columns = grid_columns(n_panels)
     rows = math.ceil(n_panels / columns)
     figure = Figure(figsize=(5.2 * columns, 3.4 * rows + 0.8))
     axes = figure.subplots(rows, columns, squeeze=False)
@@ -73,10 +78,11 @@ def _panel_plot(run: Run, values: pd.DataFrame, benchmark: str, ylabel: str, tit
         axis.grid(alpha=0.3)
         axis.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=6))
         axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(axis.xaxis.get_major_locator()))
-    for axis in axes[:: min(3, len(run.tickers))]:
+    columns = grid_columns(len(run.tickers))
+    for axis in axes[::columns]:
         axis.set_ylabel(ylabel)
     handles, labels = axes[0].get_legend_handles_labels()
-    per_row = min(len(labels), 3 * min(3, len(run.tickers)))
+    per_row = min(len(labels), 3 * columns)
     figure.legend(handles, labels, loc="lower center", ncol=per_row, frameon=False)
     figure.suptitle(title)
     legend_rows = math.ceil(len(labels) / per_row)

@@ -56,7 +56,9 @@ def build_tables(run: Run, benchmark: str, reps: int, seed: int) -> list[tuple[s
          f"Performance over {days} days: value [95 % stationary-bootstrap CI]; * / ** = mean daily return differs "
          f"from {benchmark} at Holm-adjusted p < 0.05 / 0.01; SR per day, not annualised"),
         ("significance", significance_table(result),
-         f"Paired tests on daily portfolio returns vs {benchmark} (bench) and vs the best, {result.best} (best); "
+         f"Paired tests on daily portfolio returns vs {benchmark} (bench)"
+         + ("" if result.best == benchmark else f" and vs the best, {result.best} (best)")
+         + f"; the best by average ARR is {result.best}; "
          f"MCS at 90 %; DSR over {result.n_trials} configurations. {_spa_caption(result)}"),
         ("seeds", seeds_table(run, seed=seed), "Seed aggregation over seeds x tickers (stratified bootstrap 95 % CI)"),
         ("activity", activity_table(run), "Trading activity, mean per episode"),

@@ -4,7 +4,7 @@ Per framework, on its equal-weight daily portfolio return over tickers and seeds
 (:func:`metrics.rundir.portfolio_returns`):
 
 * vs the benchmark (``buy_and_hold`` by default) and vs the best framework (highest average
-  ARR in ``metrics.csv``): the mean daily return difference in basis points with its
+  ARR in ``metrics.csv``; no second block when the best is the benchmark): the mean daily return difference in basis points with its
   stationary-bootstrap p-value, and the Ledoit-Wolf HAC Sharpe-difference p-value. Holm's
   correction runs over each column's family (all frameworks tested in that column).
 * MCS: the Model Confidence Set p-value and membership at level ``mcs_size`` (10 %).
@@ -74,7 +74,8 @@ def significance(
         table = table.join(_pairwise(portfolio, benchmark, reps, seed).add_suffix("_bench"))
         others = portfolio.drop(columns=[benchmark])
         spa = spa_pvalues(portfolio[benchmark], others, reps, seed) if not others.empty else None
-    table = table.join(_pairwise(portfolio, best, reps, seed).add_suffix("_best"))
+    if best != benchmark:
+        table = table.join(_pairwise(portfolio, best, reps, seed).add_suffix("_best"))
     if len(run.frameworks) > 1:
         table = table.join(model_confidence_set(portfolio, mcs_size, reps, seed))
     sharpes = np.array([sharpe_ratio(portfolio[f].to_numpy()) for f in run.frameworks])

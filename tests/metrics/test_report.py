@@ -11,6 +11,7 @@ from metrics import compare, plots, report
 from metrics.performance import metrics_row
 from metrics.rundir import daily_returns, load_run, portfolio_returns
 from metrics.run_tables import efficiency_numbers, main_table, regime_confusions
+from metrics.significance import significance, significance_table
 from metrics.tables import format_ci, to_latex, to_markdown
 
 TABLES = ("main", "significance", "seeds", "activity", "efficiency", "regime_scores", "regime_confusion")
@@ -123,3 +124,11 @@ def test_table_rendering():
     assert markdown.splitlines()[2] == "| a_b | 12.3 [1.0, 20.0]* |" and "| c | -- |" in markdown
     latex = to_latex(table, "ARR in %", "main")
     assert "a\\_b" in latex and "ARR in \\%" in latex and "\\label{tab:main}" in latex
+
+
+def test_no_second_block_when_the_best_is_the_benchmark(synthetic_run):
+    run = load_run(synthetic_run)
+    result = significance(run, daily_returns(run), benchmark="always_hold", reps=100)
+    assert result.best == "always_hold"
+    assert not any(column.endswith("(best)") for column in significance_table(result).columns)
+    assert result.spa is not None and 0.0 <= result.spa["consistent"] <= 1.0
