@@ -104,7 +104,7 @@ def plot_drawdowns(run: Run, path: Path, benchmark: str = "buy_and_hold") -> Pat
 
 
 def pareto_front(cost: pd.Series, value: pd.Series) -> list[str]:
-    """Names on the Pareto front (no other point is at most as costly and strictly better, or cheaper and as good), by cost."""
+    """Names on the Pareto front, cheapest first: no other point is as cheap and better, or cheaper and as good."""
     front = []
     for name in cost.sort_values(kind="stable").index:
         dominated = ((cost <= cost[name]) & (value > value[name])) | ((cost < cost[name]) & (value >= value[name]))

@@ -100,7 +100,8 @@ def write_report(
         "drawdowns": plots.plot_drawdowns(run, plots_dir / "drawdowns.png", benchmark),
         "pareto": plots.plot_pareto(run, plots_dir / "pareto.png", benchmark),
     }
-    sections.append("## plots\n\n" + "\n".join(f"![{name}](plots/{path.name})" for name, path in figures.items()) + "\n")
+    images = "\n".join(f"![{name}](plots/{path.name})" for name, path in figures.items())
+    sections.append(f"## plots\n\n{images}\n")
     summary = run.path / "summary.md"
     summary.write_text("\n".join(sections))
     return summary

@@ -75,7 +75,8 @@ def main_table(run: Run, returns: pd.DataFrame, benchmark: str, reps: int = 1000
         for ticker in run.tickers:
             ci = average_metric_cis(returns[framework][[ticker]], periods, reps, seed)["ARR"]
             marker = markers.get((framework, ticker), "")
-            row[f"{ticker} ARR %"] = format_ci(means.loc[(framework, ticker), "ARR"], *ci, scale=100, digits=1, marker=marker)
+            value = means.loc[(framework, ticker), "ARR"]
+            row[f"{ticker} ARR %"] = format_ci(value, *ci, scale=100, digits=1, marker=marker)
         cis = average_metric_cis(returns[framework], periods, reps, seed)
         average = means.loc[(framework, AVERAGE)]
         row["Avg ARR %"] = format_ci(average["ARR"], *cis["ARR"], scale=100, digits=1,
@@ -152,7 +153,8 @@ def efficiency_table(run: Run) -> pd.DataFrame:
 def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
     """Per framework, the regime x decision confusion matrix summed over tickers and seeds."""
     labels = pd.concat(
-        {ticker: regime.regime_labels(bars.set_index("date")["close"]) for ticker, bars in run.prices.groupby("ticker")},
+        {ticker: regime.regime_labels(bars.set_index("date")["close"])
+         for ticker, bars in run.prices.groupby("ticker")},
         names=["ticker", "date"],
     )
     decisions = run.decisions.dropna(subset=["action"])
@@ -185,7 +187,7 @@ def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def seeds_table(run: Run, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """For frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of ARR and SR over seeds x tickers."""
+    """Frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of ARR and SR (seeds x tickers)."""
     episodes = run.metrics[run.metrics["ticker"] != AVERAGE]
     rows = {}
     for framework, group in episodes.groupby("framework", sort=False):

@@ -70,7 +70,7 @@ def _read(run_dir: Path, name: str) -> pd.DataFrame:
 
 
 def load_run(run_dir: Path | str) -> Run:
-    """Read ``run.json``, ``equity.parquet``, ``decisions.parquet``, ``prices.parquet``, ``trades.csv``, ``metrics.csv``."""
+    """Read run.json, equity.parquet, decisions.parquet, prices.parquet, trades.csv and metrics.csv."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise DataError(f"{run_dir}: not a run directory")

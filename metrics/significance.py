@@ -4,9 +4,10 @@ Per framework, on its equal-weight daily portfolio return over tickers and seeds
 (:func:`metrics.rundir.portfolio_returns`):
 
 * vs the benchmark (``buy_and_hold`` by default) and vs the best framework (highest average
-  ARR in ``metrics.csv``; no second block when the best is the benchmark): the mean daily return difference in basis points with its
-  stationary-bootstrap p-value, and the Ledoit-Wolf HAC Sharpe-difference p-value. Holm's
-  correction runs over each column's family (all frameworks tested in that column).
+  ARR in ``metrics.csv``; no second block when the best is the benchmark): the mean daily
+  return difference in basis points with its stationary-bootstrap p-value, and the
+  Ledoit-Wolf HAC Sharpe-difference p-value. Holm's correction runs over each column's
+  family (all frameworks tested in that column).
 * MCS: the Model Confidence Set p-value and membership at level ``mcs_size`` (10 %).
 * PSR: P(true per-period SR > 0); DSR: the PSR deflated for the number of configurations the
   suite tried (``run.json`` ``configurations_tried``, else the number of frameworks), with

@@ -28,8 +28,9 @@ def _prices(rng) -> pd.DataFrame:
     for i, ticker in enumerate(TICKERS):
         close = 100 * np.cumprod(1 + rng.normal(0.001 * (i - 1), 0.02, len(dates)))
         open_ = close * (1 + rng.normal(0, 0.003, len(dates)))
-        rows.append(pd.DataFrame({"date": dates, "ticker": ticker, "open": open_, "high": np.maximum(open_, close) * 1.01,
-                                  "low": np.minimum(open_, close) * 0.99, "close": close, "volume": 1e6}))
+        rows.append(pd.DataFrame({"date": dates, "ticker": ticker, "open": open_,
+                                  "high": np.maximum(open_, close) * 1.01, "low": np.minimum(open_, close) * 0.99,
+                                  "close": close, "volume": 1e6}))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -89,7 +90,8 @@ def write_run(path, seed: int = 0):
     for framework, episode_seed in episodes:
         rows = []
         for ticker in TICKERS:
-            e, d, t = _episode(prices[prices["ticker"] == ticker].reset_index(drop=True), framework, ticker, episode_seed)
+            bars = prices[prices["ticker"] == ticker].reset_index(drop=True)
+            e, d, t = _episode(bars, framework, ticker, episode_seed)
             equity.append(e)
             decisions.append(d)
             trades.append(t)

@@ -132,3 +132,11 @@ def test_no_second_block_when_the_best_is_the_benchmark(synthetic_run):
     assert result.best == "always_hold"
     assert not any(column.endswith("(best)") for column in significance_table(result).columns)
     assert result.spa is not None and 0.0 <= result.spa["consistent"] <= 1.0
+
+
+def test_without_the_benchmark_the_comparisons_against_it_are_left_out(synthetic_run):
+    run = load_run(synthetic_run)
+    result = significance(run, daily_returns(run), benchmark="not_in_run", reps=100)
+    assert result.spa is None
+    assert not any("(bench)" in column for column in significance_table(result).columns)
+    assert "*" not in "".join(main_table(run, daily_returns(run), "not_in_run", reps=50)["Avg ARR %"])
