@@ -54,7 +54,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     data = load_market(cfg.data)
     for ticker in tickers:
         splits.check(data.frame(ticker).index)
-    frameworks = build_frameworks(cfg.frameworks)
+    frameworks = build_frameworks(cfg.frameworks, cfg.data, cfg.execution)
     spec = RunSpec(tickers=tickers, seeds=list(cfg.seeds), start=splits.test.start, end=splits.test.end,
                    execution=ExecutionConfig(**OmegaConf.to_container(cfg.execution, resolve=True)),
                    batch_size=int(cfg.batch_size))

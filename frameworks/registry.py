@@ -54,14 +54,18 @@ def register_plugins() -> list[str]:
     return names
 
 
-def config_hash(config: DictConfig | dict) -> str:
-    """SHA-256 (first 16 hex digits) of the resolved config, keys sorted: the journal key."""
-    plain = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else config
+def config_hash(plain: dict) -> str:
+    """SHA-256 (first 16 hex digits) of a resolved config, keys sorted: the journal key."""
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def build_frameworks(configs: DictConfig) -> list[FrameworkEntry]:
-    """Instantiate every configured framework; a bad config stops with one line naming it."""
+def build_frameworks(configs: DictConfig, data: DictConfig, execution: DictConfig) -> list[FrameworkEntry]:
+    """Instantiate every configured framework; a bad config stops with one line naming it.
+
+    The journal key of a framework hashes what its decisions may depend on: its own config and
+    the data config, plus — for stateful frameworks, which see their own fills — the execution
+    config. Changing any of these starts fresh decisions instead of reusing journaled ones.
+    """
     if not configs:
         raise ConfigError("no frameworks configured: choose a suite (+suite=NAME) or add "
                           "+framework@frameworks.NAME=NAME")
@@ -74,5 +78,7 @@ def build_frameworks(configs: DictConfig) -> list[FrameworkEntry]:
             raise ConfigError(f"framework {name}: {cause}") from None
         if not isinstance(framework, TradingFramework):
             raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
-        entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(config)))
+        inputs = {"framework": config, "data": data, **({"execution": execution} if framework.stateful else {})}
+        plain = {key: OmegaConf.to_container(node, resolve=True) for key, node in inputs.items()}
+        entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain)))
     return entries
