@@ -22,6 +22,8 @@ HEADLINES = {
         "{company} announces buyback; shares seen gaining {pct}%",
         "{company} gains market share in {product}, sources say",
         "Record orders for {company}'s {product} line",
+        "{ticker} jumps {pct}% after {firm} praises {product} roadmap",
+        "{company} {quarter} margins top forecasts by {pct} basis points",
     ),
     "negative": (
         "{company} misses estimates; {product} sales slow",
@@ -32,6 +34,8 @@ HEADLINES = {
         "{company} CFO departs amid margin pressure",
         "Supply problems hit {company}'s {product} output",
         "{company} faces {pct}% drop in {product} orders",
+        "{ticker} slides {pct}% as {firm} flags {product} weakness",
+        "{company} cuts {quarter} outlook, blames {product} pricing",
     ),
     "neutral": (
         "{company} to present at industry conference",
