@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import hydra
@@ -33,6 +34,7 @@ from market.runner import EpisodeRunner, RunSpec
 from market.splits import Splits
 from metrics.episodes import episode_metrics
 from metrics.report import write_report
+from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
 
@@ -54,14 +56,17 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     data = load_market(cfg.data)
     for ticker in tickers:
         splits.check(data.frame(ticker).index)
-    frameworks = build_frameworks(cfg.frameworks, cfg.data, cfg.execution)
+    frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
     spec = RunSpec(tickers=tickers, seeds=list(cfg.seeds), start=splits.test.start, end=splits.test.end,
                    execution=ExecutionConfig(**OmegaConf.to_container(cfg.execution, resolve=True)),
                    batch_size=int(cfg.batch_size))
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     started = time.perf_counter()
     with Journal(run_dir / "journal.sqlite") as journal:
-        result = EpisodeRunner(data, spec, journal, progress=bool(cfg.progress)).run(frameworks)
+        tool_names = list(cfg.tools) if cfg.tools is not None else None
+        runner = EpisodeRunner(data, spec, journal, toolset_factory=partial(ToolSet, names=tool_names),
+                               progress=bool(cfg.progress))
+        result = runner.run(frameworks)
     equity, trades = write_episodes(run_dir, result, data, tickers, spec.start, spec.end)
     table = episode_metrics(equity, trades, data.periods_per_year)
     table.to_csv(run_dir / "metrics.csv", index=False, float_format="%.10g")

@@ -23,7 +23,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from frameworks.base import TradingFramework
 from market.errors import ConfigError
@@ -59,12 +59,13 @@ def config_hash(plain: dict) -> str:
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def build_frameworks(configs: DictConfig, data: DictConfig, execution: DictConfig) -> list[FrameworkEntry]:
+def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig) -> list[FrameworkEntry]:
     """Instantiate every configured framework; a bad config stops with one line naming it.
 
     The journal key of a framework hashes what its decisions may depend on: its own config and
-    the data config, plus — for stateful frameworks, which see their own fills — the execution
-    config. Changing any of these starts fresh decisions instead of reusing journaled ones.
+    the `shared` inputs (the data config, the tool set), plus — for stateful frameworks, which
+    see their own fills — the execution config. Changing any of these starts fresh decisions
+    instead of reusing journaled ones.
     """
     if not configs:
         raise ConfigError("no frameworks configured: choose a suite (+suite=NAME) or add "
@@ -78,7 +79,8 @@ def build_frameworks(configs: DictConfig, data: DictConfig, execution: DictConfi
             raise ConfigError(f"framework {name}: {cause}") from None
         if not isinstance(framework, TradingFramework):
             raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
-        inputs = {"framework": config, "data": data, **({"execution": execution} if framework.stateful else {})}
-        plain = {key: OmegaConf.to_container(node, resolve=True) for key, node in inputs.items()}
+        inputs = {"framework": config, **shared, **({"execution": execution} if framework.stateful else {})}
+        plain = {key: OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig | ListConfig) else node
+                 for key, node in inputs.items()}
         entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain)))
     return entries
