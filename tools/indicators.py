@@ -9,7 +9,7 @@ partial-window numbers.
 |--------|--------------------|----------------------------------------------------------------|
 | sma20  | sma20              | mean of the last 20 closes                                     |
 | ema10  | ema10              | exponential mean of closes, span 10                            |
-| vwma20 | vwma20             | Σ close·volume / Σ volume over 20 bars                         |
+| vwma20 | vwma20             | Σ TP·volume / Σ volume over 20 bars, TP = (H + L + C)/3        |
 | rsi14  | rsi14              | Wilder RSI over 14 bars, 0..100                                |
 | stoch  | stoch_k, stoch_d   | %K = SMA3 of raw %K(14) = 100·(C − L14)/(H14 − L14); %D = SMA3 of %K |
 | cci21  | cci21              | (TP − SMA21(TP)) / (0.015 · mean abs dev), TP = (H + L + C)/3  |
