@@ -73,3 +73,17 @@ def test_unknown_channel_and_missing_file(tmp_path):
         validate_records(pd.DataFrame({"ticker": ["A"]}), "tweets", "t")
     with pytest.raises(DataError, match="no such file"):
         load_records(tmp_path / "absent.jsonl", "news")
+
+
+def test_the_records_config_adds_channels_to_any_bar_source():
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    root = Path(__file__).resolve().parents[2]
+    data = OmegaConf.load(root / "configs" / "data" / "files_with_records.yaml")
+    data.data = {"_target_": "market.sources.embedded.load_embedded", "tickers": "${tickers}"}
+    data.files = {"news": str(FIXTURES / "news.jsonl"), "dividends": str(FIXTURES / "dividends.csv")}
+    market = instantiate(OmegaConf.create({"tickers": ["NVDA"], "data": data}).data)
+    assert market.tickers == ["NVDA"]
+    assert set(market.records) == {"macro", "news", "dividends"}
+    assert len(market.records["news"]) == 4
