@@ -2,10 +2,12 @@
 
 Built on httpx (already a dependency; one pooled, thread-safe client, explicit timeouts)
 rather than the `openai` package, which would add a dependency for one endpoint. Requests run
-concurrently up to `max_concurrency`; transport errors, timeouts, 429 and 5xx answers are
-retried with exponential backoff and jitter (tenacity); other 4xx answers fail at once with the
-server's message. The API key is read only from the environment variable named by
-`api_key_env`; it never appears in the engine's repr, its config, its results or the cache.
+concurrently up to `max_concurrency`. Transport errors, timeouts, 408/409/429 and 5xx answers
+are retried up to `max_retries` times with exponential backoff and jitter (tenacity: the n-th
+retry waits backoff_s·2^(n-1) + U(0, backoff_s) seconds, at most 30 s); other 4xx answers fail
+at once with the server's message. The API key is read only from the environment variable
+named by `api_key_env`; it never appears in the engine's repr, its config, its results, its
+logs or the cache.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class OpenAIEngine(ChatEngine):
         max_concurrency: int = 8,
         timeout_s: float = 120.0,
         max_retries: int = 4,
+        backoff_s: float = 0.5,
         cache: ResponseCache | None = None,
     ) -> None:
         super().__init__(cache)
@@ -104,6 +107,7 @@ class OpenAIEngine(ChatEngine):
         self.model = model
         self.max_concurrency = max_concurrency
         self.max_retries = max_retries
+        self.backoff_s = backoff_s
         headers = {}
         if api_key_env:
             key = os.environ.get(api_key_env)
@@ -128,7 +132,7 @@ class OpenAIEngine(ChatEngine):
         """POST one request with retries; a final failure raises one line naming the URL and the cause."""
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential_jitter(initial=0.5, max=30.0),
+            wait=wait_exponential_jitter(multiplier=self.backoff_s, max=30.0, jitter=self.backoff_s),
             retry=retry_if_exception(is_retryable),
             reraise=True,
         )
@@ -159,11 +163,12 @@ def openai_engine(
     max_concurrency: int = 8,
     timeout_s: float = 120.0,
     max_retries: int = 4,
+    backoff_s: float = 0.5,
     cache: bool = True,
     cache_path: str | None = None,
 ) -> OpenAIEngine:
     """Hydra factory: an OpenAI-compatible client (the config names the key's variable, never the key)."""
     return OpenAIEngine(
         base_url, model, api_key_env=api_key_env, max_concurrency=max_concurrency,
-        timeout_s=timeout_s, max_retries=max_retries, cache=open_cache(cache, cache_path),
+        timeout_s=timeout_s, max_retries=max_retries, backoff_s=backoff_s, cache=open_cache(cache, cache_path),
     )

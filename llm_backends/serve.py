@@ -54,8 +54,9 @@ def sampling_from_request(body: dict[str, Any]) -> SamplingParams:
 
 
 def completion_body(result: ChatResult, model: str) -> dict[str, Any]:
-    """The chat-completions response for one result."""
-    message: dict[str, Any] = {"role": "assistant", "content": result.content or None}
+    """The chat-completions response for one result (text untouched unless tool blocks are cut out)."""
+    content = result.content if result.tool_calls else result.text
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
     if result.tool_calls:
         message["tool_calls"] = [wire_tool_call(c) for c in result.tool_calls]
     return {

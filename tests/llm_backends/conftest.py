@@ -1,4 +1,8 @@
-"""Shared fixtures: a tiny engine built into a temporary cache root."""
+"""Shared fixtures: tiny engines built into a temporary cache root.
+
+Only tests that ask for `tiny_root` (or `tiny`) see that root; the SmolLM2 test uses the
+normal cache root, so its one-off GGUF conversion is reused between runs.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +12,23 @@ from llm_backends.paths import CACHE_ENV
 from llm_backends.tiny import tiny_engine
 from llm_backends.transformers_engine import TransformersEngine
 
-PRICE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_market_data",
-        "description": "Daily OHLCV bars of a ticker up to a date.",
-        "parameters": {
-            "type": "object",
-            "properties": {"ticker": {"type": "string"}, "end_date": {"type": "string"}},
-            "required": ["ticker"],
-        },
-    },
-}
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory):
+    """The session's temporary cache root."""
+    return tmp_path_factory.mktemp("tradeduel-cache")
+
+
+@pytest.fixture
+def tiny_root(tiny_dir, monkeypatch):
+    """Point the cache root at the session's temporary folder for one test."""
+    monkeypatch.setenv(CACHE_ENV, str(tiny_dir))
+    return tiny_dir
 
 
 @pytest.fixture(scope="session")
-def tiny_root(tmp_path_factory: pytest.TempPathFactory):
-    """A cache root of its own for the test session (tiny models are rebuilt there once)."""
-    root = tmp_path_factory.mktemp("tradeduel-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(CACHE_ENV, str(root))
-        yield root
-
-
-@pytest.fixture(scope="session")
-def tiny(tiny_root) -> TransformersEngine:
+def tiny(tiny_dir) -> TransformersEngine:
     """The default tiny engine, without response cache."""
-    return tiny_engine()
-
-
-def conversation(text: str) -> list[dict]:
-    """A one-turn user conversation."""
-    return [{"role": "user", "content": text}]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(CACHE_ENV, str(tiny_dir))
+        return tiny_engine()
