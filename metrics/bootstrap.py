@@ -16,13 +16,14 @@ made of, so its bootstrap distribution is biased towards smaller drawdowns.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from arch.bootstrap import StationaryBootstrap, optimal_block_length
 
-from metrics.performance import annual_return, max_drawdown, sharpe_ratio
+from metrics.performance import annual_return_columns, max_drawdown_columns, sharpe_ratio_columns
 
 CI_METRICS: tuple[str, ...] = ("ARR", "SR", "MDD")
 
@@ -54,20 +55,20 @@ def bootstrap_ci(
     return bootstrap.conf_int(statistic, reps=reps, method="percentile", size=size)
 
 
-def _episode_metrics(periods_per_year: float) -> Callable[[np.ndarray], np.ndarray]:
-    def statistic(returns: np.ndarray) -> np.ndarray:
-        return np.array(
-            [annual_return(returns, periods_per_year), sharpe_ratio(returns), max_drawdown(returns)]
-        )
-
-    return statistic
-
-
 def _panel_metrics(periods_per_year: float) -> Callable[[np.ndarray], np.ndarray]:
-    episode = _episode_metrics(periods_per_year)
+    """Statistic: the mean over columns (NaN skipped) of ARR, SR and MDD of each column."""
 
     def statistic(panel: np.ndarray) -> np.ndarray:
-        return np.nanmean([episode(column) for column in panel.T], axis=0)
+        per_column = np.vstack(
+            [
+                annual_return_columns(panel, periods_per_year),
+                sharpe_ratio_columns(panel),
+                max_drawdown_columns(panel),
+            ]
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a draw where a metric is NaN in every column
+            return np.nanmean(per_column, axis=1)
 
     return statistic
 
@@ -76,8 +77,8 @@ def metric_cis(
     returns: np.ndarray, periods_per_year: float = 252.0, reps: int = 1000, seed: int = 0, size: float = 0.95
 ) -> dict[str, tuple[float, float]]:
     """CIs of ARR, SR (per period) and MDD of one return series: {metric: (low, high)}."""
-    bounds = bootstrap_ci(np.asarray(returns, dtype=float), _episode_metrics(periods_per_year), reps, seed, size)
-    return {name: (float(bounds[0, i]), float(bounds[1, i])) for i, name in enumerate(CI_METRICS)}
+    panel = pd.DataFrame({"returns": np.asarray(returns, dtype=float)})
+    return average_metric_cis(panel, periods_per_year, reps, seed, size)
 
 
 def average_metric_cis(

@@ -22,6 +22,9 @@ Sortino     mean(r - m) * P / (DD * sqrt(P)), annualised, with   ``sortino_ratio
 Vol         std(r, ddof=1) * sqrt(P)                             ``annual_volatility``
 ==========  ===================================================  ==========================
 
+The ``*_columns`` functions compute ARR, SR, std and MDD of every column of a (T, k) array
+at once (NaN = missing day), for the bootstraps; the one-series functions call them.
+
 Degenerate inputs never raise; they follow one rule, written in :func:`ratio`:
 a ratio whose numerator is exactly 0 is 0 (flat equity: SR = Sortino = Calmar = 0, where
 empyrical gives NaN — a framework that never trades scores a plain zero, so ``AVG`` rows
@@ -73,32 +76,63 @@ def total_return(returns: Iterable[float]) -> float:
     return float(np.prod(1.0 + r) - 1.0)
 
 
+def as_columns(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(returns as a (T, k) float array, mask of present values); a 1-d series is one column, NaN = missing."""
+    panel = np.asarray(returns, dtype=float)
+    if panel.ndim == 1:
+        panel = panel[:, None]
+    return panel, ~np.isnan(panel)
+
+
+def annual_return_columns(returns: np.ndarray, periods_per_year: float = 252.0) -> np.ndarray:
+    """ARR of each column: (prod of present 1 + r_t)^(P / T) - 1, T = present values; NaN for T = 0, -1 if V_T <= 0."""
+    panel, present = as_columns(returns)
+    periods = present.sum(axis=0)
+    growth = np.prod(np.where(present, 1.0 + panel, 1.0), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        arr = np.abs(growth) ** (periods_per_year / periods) - 1.0
+    return np.where(periods == 0, np.nan, np.where(growth <= 0.0, -1.0, arr))
+
+
+def std_columns(returns: np.ndarray) -> np.ndarray:
+    """Sample std (ddof=1) of each column's present values; exactly 0 if they are all equal, NaN for fewer than 2."""
+    panel, present = as_columns(returns)
+    periods = present.sum(axis=0)
+    highest = np.max(np.where(present, panel, -np.inf), axis=0, initial=-np.inf)
+    constant = highest == np.min(np.where(present, panel, np.inf), axis=0, initial=np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(present, panel, 0.0).sum(axis=0) / periods
+        variance = np.where(present, (panel - mean) ** 2, 0.0).sum(axis=0) / (periods - 1)
+    return np.where(periods < 2, np.nan, np.where(constant, 0.0, np.sqrt(variance)))
+
+
+def sharpe_ratio_columns(returns: np.ndarray) -> np.ndarray:
+    """The paper's SR of each column = mean / std(ddof=1) per period, with the zero-numerator rule of :func:`ratio`."""
+    panel, present = as_columns(returns)
+    periods = present.sum(axis=0)
+    std = std_columns(panel)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(present, panel, 0.0).sum(axis=0) / periods
+        sharpe = np.where(mean == 0.0, 0.0, mean / std)
+    return np.where((periods < 2) | ((std == 0.0) & (mean != 0.0)), np.nan, sharpe)
+
+
+def max_drawdown_columns(returns: np.ndarray) -> np.ndarray:
+    """MDD of each column = max_t (1 - V_t / max_{s<=t} V_s), V_0 = 1 the first peak; missing days change nothing."""
+    panel, present = as_columns(returns)
+    growth = np.cumprod(np.where(present, 1.0 + panel, 1.0), axis=0)
+    wealth = np.vstack([np.ones((1, panel.shape[1])), growth])
+    return np.max(1.0 - wealth / np.maximum.accumulate(wealth, axis=0), axis=0)
+
+
 def annual_return(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
     """ARR = (V_T / V_0)^(P / T) - 1, compounded; NaN for T = 0, -1 when V_T <= 0."""
-    r = clean_returns(returns)
-    if len(r) == 0:
-        return math.nan
-    growth = 1.0 + total_return(r)
-    if growth <= 0.0:
-        return -1.0
-    return float(growth ** (periods_per_year / len(r)) - 1.0)
-
-
-def _std(r: np.ndarray) -> float:
-    """Sample std (ddof=1); exactly 0 for constant values, NaN for fewer than 2."""
-    if len(r) < 2:
-        return math.nan
-    if np.all(r == r[0]):
-        return 0.0
-    return float(np.std(r, ddof=1))
+    return float(annual_return_columns(clean_returns(returns), periods_per_year)[0])
 
 
 def sharpe_ratio(returns: Iterable[float]) -> float:
     """The paper's SR = mean(r) / std(r, ddof=1), per period, not annualised, risk-free rate 0."""
-    r = clean_returns(returns)
-    if len(r) < 2:
-        return math.nan
-    return ratio(float(np.mean(r)), _std(r))
+    return float(sharpe_ratio_columns(clean_returns(returns))[0])
 
 
 def sharpe_ratio_annual(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
@@ -106,16 +140,9 @@ def sharpe_ratio_annual(returns: Iterable[float], periods_per_year: float = 252.
     return sharpe_ratio(returns) * math.sqrt(periods_per_year)
 
 
-def drawdown_series(returns: Iterable[float]) -> np.ndarray:
-    """Drawdown D_t = 1 - V_t / max_{s<=t} V_s for t = 0..T (V_0 = 1 is the first peak), in [0, 1]."""
-    r = clean_returns(returns)
-    wealth = np.concatenate([[1.0], np.cumprod(1.0 + r)])
-    return 1.0 - wealth / np.maximum.accumulate(wealth)
-
-
 def max_drawdown(returns: Iterable[float]) -> float:
-    """MDD = max_t D_t, a positive fraction (0 when equity never falls, also for T = 0)."""
-    return float(np.max(drawdown_series(returns)))
+    """MDD = max_t (1 - V_t / max_{s<=t} V_s), a positive fraction (0 when equity never falls, also for T = 0)."""
+    return float(max_drawdown_columns(clean_returns(returns))[0])
 
 
 def calmar_ratio(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
@@ -146,7 +173,7 @@ def sortino_ratio(
 
 def annual_volatility(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
     """Vol = std(r, ddof=1) * sqrt(P); NaN for T < 2."""
-    return _std(clean_returns(returns)) * math.sqrt(periods_per_year)
+    return float(std_columns(clean_returns(returns))[0]) * math.sqrt(periods_per_year)
 
 
 def metrics_row(equity: pd.Series, trades: int, periods_per_year: float = 252.0) -> dict[str, float]:

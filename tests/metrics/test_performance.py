@@ -124,3 +124,23 @@ def test_average_row_is_the_mean_of_per_ticker_metrics_skipping_nan():
     assert math.isnan(pf.average_row([{"SR": math.nan}])["SR"])
     with pytest.raises(ValueError, match="no rows"):
         pf.average_row([])
+
+
+def test_column_functions_equal_the_one_series_functions_column_by_column():
+    rng = np.random.default_rng(21)
+    panel = rng.normal(0.001, 0.02, (80, 6))
+    panel[:, 1] = 0.0  # flat
+    panel[10:15, 2] = np.nan  # a gap
+    panel[:, 3] = 0.002  # constant, non-zero
+    panel[1:, 4] = np.nan  # one day
+    panel[:, 5] = np.nan  # no data
+    columns = [
+        (pf.annual_return_columns(panel, P), lambda r: pf.annual_return(r, P)),
+        (pf.sharpe_ratio_columns(panel), pf.sharpe_ratio),
+        (pf.max_drawdown_columns(panel), pf.max_drawdown),
+        (pf.std_columns(panel) * math.sqrt(P), lambda r: pf.annual_volatility(r, P)),
+    ]
+    for vectorised, single in columns:
+        expected = [single(panel[:, k]) for k in range(panel.shape[1])]
+        np.testing.assert_allclose(vectorised, expected, rtol=1e-12, equal_nan=True)
+    assert pf.sharpe_ratio(panel[:, 0]) == pytest.approx(ep.sharpe_ratio(panel[:, 0], annualization=1), rel=1e-10)
