@@ -7,11 +7,12 @@ Reads what the runner wrote (docs/run_directory.md) and recomputes no decision. 
 * ``tables/main.{md,tex}`` — the paper's layout: ARR % per ticker, average ARR %, SR, MDD %,
   each with its 95 % stationary-bootstrap CI and a marker (``*`` p < 0.05, ``**`` p < 0.01,
   Holm-adjusted) for a mean daily return different from the benchmark's;
+* ``tables/metrics.{md,tex}`` — every metric of the ``ticker=AVG`` rows, mean over seeds;
 * ``tables/significance.{md,tex}`` — paired tests vs the benchmark and vs the best framework
   (raw and Holm p-values), MCS p-value and membership, PSR and DSR; the SPA p-value is in the
   caption;
 * ``tables/seeds.{md,tex}`` — mean, std, IQM and CIs over seeds x tickers (several seeds only);
-* ``tables/activity.{md,tex}`` — trades, win rates, exposure, turnover, Calmar, Sortino, Vol;
+* ``tables/activity.{md,tex}`` — closed trades, win rates, exposure, turnover;
 * ``tables/efficiency.{md,tex}`` — LLM calls, tokens and wall time per decision, relative cost;
 * ``tables/regime_confusion.{md,tex}`` and ``tables/regime_scores.{md,tex}`` — decisions
   against the paper's regime label, accuracy and macro-F1;
@@ -30,7 +31,14 @@ import pandas as pd
 from market.errors import DataError
 from metrics import plots
 from metrics.rundir import Run, daily_returns, load_run
-from metrics.run_tables import activity_table, efficiency_table, main_table, regime_tables, seeds_table
+from metrics.run_tables import (
+    activity_table,
+    efficiency_table,
+    main_table,
+    metrics_table,
+    regime_tables,
+    seeds_table,
+)
 from metrics.significance import significance, significance_table
 from metrics.tables import format_value, to_markdown, write_table
 
@@ -55,6 +63,7 @@ def build_tables(run: Run, benchmark: str, reps: int, seed: int) -> list[tuple[s
         ("main", main_table(run, returns, benchmark, reps, seed),
          f"Performance over {days} days: value [95 % stationary-bootstrap CI]; * / ** = mean daily return differs "
          f"from {benchmark} at Holm-adjusted p < 0.05 / 0.01; SR per day, not annualised"),
+        ("metrics", metrics_table(run), "metrics.csv: averages over tickers (ticker=AVG rows), mean over seeds"),
         ("significance", significance_table(result),
          f"Paired tests on daily portfolio returns vs {benchmark} (bench)"
          + ("" if result.best == benchmark else f" and vs the best, {result.best} (best)")

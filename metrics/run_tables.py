@@ -106,19 +106,32 @@ def _episode_activity(run: Run) -> pd.DataFrame:
 
 
 def activity_table(run: Run) -> pd.DataFrame:
-    """Per framework, the mean over episodes of trades, win rates, turnover, exposure, plus Calmar, Sortino, Vol."""
+    """Per framework, the mean over episodes of closed trades, win rates, exposure and turnover."""
     activity = _episode_activity(run).groupby(level="framework", sort=False).mean()
-    averages = seed_means(run).xs(AVERAGE, level="ticker")
     table = pd.DataFrame(index=pd.Index(run.frameworks, name="framework"))
-    table["trades"] = [format_value(averages.loc[f, "Trades"], digits=1) for f in run.frameworks]
     table["closed trades"] = [format_value(activity.loc[f, "closed trades"], digits=1) for f in run.frameworks]
     for column in ("win rate/trade %", "win rate/day %", "exposure %"):
         table[column] = [format_value(activity.loc[f, column], 100, 1) for f in run.frameworks]
     table["turnover /yr"] = [format_value(activity.loc[f, "turnover /yr"], digits=2) for f in run.frameworks]
-    table["Calmar"] = [format_value(averages.loc[f, "Calmar"], digits=2) for f in run.frameworks]
-    table["Sortino"] = [format_value(averages.loc[f, "Sortino"], digits=2) for f in run.frameworks]
-    table["Vol %"] = [format_value(averages.loc[f, "Vol"], 100, 1) for f in run.frameworks]
     return table
+
+
+METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
+    "ARR": ("ARR %", 100.0, 1), "SR": ("SR", 1.0, 3), "SR_ann": ("SR_ann", 1.0, 2), "MDD": ("MDD %", 100.0, 1),
+    "Calmar": ("Calmar", 1.0, 2), "Sortino": ("Sortino", 1.0, 2), "Vol": ("Vol %", 100.0, 1),
+    "Trades": ("trades", 1.0, 1),
+}
+"""metrics.csv column -> (table heading, scale, decimals)."""
+
+
+def metrics_table(run: Run) -> pd.DataFrame:
+    """The ``ticker=AVG`` rows of ``metrics.csv`` averaged over seeds, every metric, formatted."""
+    averages = seed_means(run).xs(AVERAGE, level="ticker").reindex(run.frameworks)
+    return pd.DataFrame(
+        {heading: averages[column].map(lambda v, s=scale, d=digits: format_value(v, s, d))
+         for column, (heading, scale, digits) in METRIC_FORMATS.items() if column in averages},
+        index=pd.Index(run.frameworks, name="framework"),
+    )
 
 
 def efficiency_numbers(run: Run) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from metrics.run_tables import efficiency_numbers, main_table, regime_confusions
 from metrics.significance import significance, significance_table
 from metrics.tables import format_ci, to_latex, to_markdown
 
-TABLES = ("main", "significance", "seeds", "activity", "efficiency", "regime_scores", "regime_confusion")
+TABLES = ("main", "metrics", "significance", "seeds", "activity", "efficiency", "regime_scores", "regime_confusion")
 
 
 @pytest.fixture(scope="module")
