@@ -187,7 +187,7 @@ def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
 def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(confusion matrices stacked by framework, per-framework labelled decisions / accuracy / macro-F1)."""
     matrices = regime_confusions(run)
-    stacked = pd.concat(matrices, names=["framework", "regime"])
+    stacked = pd.concat(matrices, names=["framework", "regime"]).rename_axis(columns=None)
     scores = pd.DataFrame(
         {
             "labelled decisions": [str(int(m.to_numpy().sum())) for m in matrices.values()],

@@ -2,7 +2,8 @@
 
 Cells are formatted to strings first (:func:`format_value`, :func:`format_ci`), so the
 Markdown and the LaTeX version of a table show the same digits. Missing values print as
-``--``. LaTeX tables use booktabs rules (``\\usepackage{booktabs}``).
+``--``. LaTeX tables need ``\\usepackage{booktabs}`` (rules) and ``\\usepackage{multirow}``
+(tables with a two-level index).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pandas as pd
 
 MISSING = "--"
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}",
+                   "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def format_value(value: float, scale: float = 1.0, digits: int = 2) -> str:

@@ -122,8 +122,8 @@ def test_table_rendering():
                          index=pd.Index(["a_b", "c"], name="framework"))
     markdown = to_markdown(table)
     assert markdown.splitlines()[2] == "| a_b | 12.3 [1.0, 20.0]* |" and "| c | -- |" in markdown
-    latex = to_latex(table, "ARR in %", "main")
-    assert "a\\_b" in latex and "ARR in \\%" in latex and "\\label{tab:main}" in latex
+    latex = to_latex(table, "ARR in %, p < 0.05", "main")
+    assert "a\\_b" in latex and "ARR in \\%, p \\textless{} 0.05" in latex and "\\label{tab:main}" in latex
 
 
 def test_no_second_block_when_the_best_is_the_benchmark(synthetic_run):
