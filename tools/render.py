@@ -2,7 +2,7 @@
 
 Renderings are sized for a small context window (a 135M model with 2k tokens): a title
 line, a CSV-like table of a few rows, an optional one-line summary and note; numbers are
-rounded to 4 significant digits and large ones abbreviated (1.23M).
+rounded to 5 significant digits and large ones abbreviated (1.23M).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ Cell = float | int | str | None
 
 
 def format_cell(value: Cell) -> str:
-    """A table cell: 4 significant digits, K/M/B/T for |x| ≥ 10⁴, `na` for missing."""
+    """A table cell: 5 significant digits, K/M/B/T for |x| ≥ 10⁴, `na` for missing."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "na"
     if isinstance(value, str):
@@ -24,8 +24,8 @@ def format_cell(value: Cell) -> str:
     number = float(value)
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e4, "K")):
         if abs(number) >= scale:
-            return f"{number / scale:.4g}{suffix}"
-    return f"{number:.4g}"
+            return f"{number / scale:.5g}{suffix}"
+    return f"{number:.5g}"
 
 
 def format_date(stamp: pd.Timestamp) -> str:

@@ -143,7 +143,7 @@ def test_file_records_respect_the_decision_time(file_market):
     macro = toolset.call("get_macro_indicators", {})
     assert "fed_funds_rate,1.625,2020-01-29,2020-01-29 14:00,0" in macro  # the 2020-03-03 cut is not out yet
     later = ToolSet(MarketView(file_market, "2020-03-03")).call("get_macro_indicators", {})
-    assert "fed_funds_rate,1.125,2020-03-03,2020-03-03 10:00,-30.77" in later
+    assert "fed_funds_rate,1.125,2020-03-03,2020-03-03 10:00,-30.769" in later
     assert ToolSet(MarketView(file_market, "2020-03-03")).call("get_macro_indicators", {"end_date": "2020-03-02"}) == macro
     estimate = toolset.call("get_earnings_estimate", {"ticker": "NVDA"})
     assert "2020-01-26,2020-02-10 09:00,1.69,0.02" in estimate
