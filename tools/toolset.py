@@ -59,8 +59,8 @@ class ToolSet:
     def names(self) -> list[str]:
         return list(self.specs)
 
-    def _run(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, str | None]:
-        """(text, look-ahead flag, error) of one call."""
+    def _run(self, name: str, arguments: dict[str, Any]) -> tuple[str | None, bool, str | None]:
+        """(text, look-ahead flag, error) of one call; the text is None when there is an error."""
         spec = self.specs.get(name)
         if spec is None:
             return None, False, f"unknown tool {name!r}; available tools: {', '.join(self.specs)}"
@@ -69,11 +69,14 @@ class ToolSet:
         try:
             parsed = spec.args_model.model_validate(arguments).model_dump()
             clamped, lookahead = clamp_dates(parsed, list(spec.date_fields), self.view)
-            text = spec.function(self.view, **clamped).render()
         except ValidationError as error:
             return None, False, _validation_message(name, error)
-        except (ToolInputError, ConfigError, DataError) as error:
+        except ToolInputError as error:
             return None, False, str(error)
+        try:
+            text = spec.function(self.view, **clamped).render()
+        except (ToolInputError, ConfigError, DataError) as error:
+            return None, lookahead, str(error)  # a future date stays flagged even when the call fails
         if lookahead:
             text += f"\nnote: dates after the current date {self.view.asof:%Y-%m-%d} are not available; used it instead."
         return text, lookahead, None
@@ -106,8 +109,9 @@ class ToolSet:
     def _rejected(self, name: str, error: ValidationError) -> str:
         """Record and answer a call that LangChain's argument validation turned away."""
         message = _validation_message(name, error)
-        self.records.append(ToolCallRecord(name=name, result_chars=len(message) + 7, error=message))
-        return f"Error: {message}"
+        text = f"Error: {message}"
+        self.records.append(ToolCallRecord(name=name, result_chars=len(text), error=message))
+        return text
 
 
 def _jsonable(arguments: Any) -> dict[str, Any]:

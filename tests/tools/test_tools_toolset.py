@@ -177,6 +177,13 @@ def test_a_date_after_the_view_is_clamped_and_flagged(synthetic):
     assert toolset.records[0].arguments["end_date"] == "2020-07-01"
 
 
+def test_a_future_date_is_flagged_even_when_the_call_fails(synthetic):
+    toolset = ToolSet(MarketView(synthetic, "2020-06-01"))
+    text = toolset.call("get_news_data", {"ticker": "ZZZ", "end_date": "2020-06-02"})
+    assert text.startswith("Error: unknown ticker")
+    assert toolset.records[0].lookahead
+
+
 def test_an_earlier_end_date_moves_the_window_back(synthetic):
     toolset = ToolSet(MarketView(synthetic, "2020-06-01"))
     text = toolset.call("get_market_data", {"ticker": "AAA", "end_date": "2020-05-01", "lookback_days": 2})
