@@ -29,6 +29,7 @@ CASES = {f"random_{s}": _random_returns(s) for s in range(5)} | EDGE_CASES
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_empyrical_where_definitions_agree(name):
     r = CASES[name]
+    assert pf.total_return(r) == pytest.approx(ep.cum_returns_final(r), rel=1e-10, abs=1e-15)
     assert pf.annual_return(r, P) == pytest.approx(ep.annual_return(r, annualization=P), rel=1e-10)
     assert pf.sharpe_ratio_annual(r, P) == pytest.approx(ep.sharpe_ratio(r, annualization=P), rel=1e-10)
     assert pf.sharpe_ratio(r) == pytest.approx(ep.sharpe_ratio(r, annualization=1), rel=1e-10)
@@ -61,9 +62,11 @@ def test_flat_equity_scores_zero_where_empyrical_gives_nan():
     assert pf.sharpe_ratio(r) == 0.0
     assert pf.sortino_ratio(r, P) == 0.0
     assert pf.calmar_ratio(r, P) == 0.0
+    # where the definitions agree, so do the numbers
     assert pf.annual_return(r, P) == 0.0 == ep.annual_return(r)
-    assert pf.max_drawdown(r) == 0.0
-    assert pf.annual_volatility(r, P) == 0.0
+    assert pf.max_drawdown(r) == 0.0 == -ep.max_drawdown(r)
+    assert pf.annual_volatility(r, P) == 0.0 == ep.annual_volatility(r)
+    assert pf.downside_deviation(r) == 0.0 == ep.downside_risk(r)
 
 
 def test_constant_nonzero_returns_have_undefined_sharpe():
@@ -110,7 +113,7 @@ def test_metrics_row_from_equity():
     assert row["Trades"] == 7.0
 
 
-@pytest.mark.parametrize("equity", [[100.0], [100.0, 100.0], [100.0] * 40, []])
+@pytest.mark.parametrize("equity", [[100.0], [100.0, 100.0], [100.0] * 40, [], [0.0, 0.0, 0.0]])
 def test_metrics_row_never_raises_on_degenerate_curves(equity):
     row = pf.metrics_row(pd.Series(equity, dtype=float), trades=0)
     assert row["MDD"] == 0.0 and row["Trades"] == 0.0
