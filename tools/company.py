@@ -11,8 +11,7 @@ import pandas as pd
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate, Limit, Periods, Ticker
 from tools.guard import check_ticker, end_of, has_channel, records_until
-from tools.render import ToolResult, format_date
-from tools.text_channels import absent_channel
+from tools.render import ToolResult, absent_channel, format_date
 
 STATEMENT_LABELS = {"balance_sheet": "balance sheet", "cashflow": "cash-flow statement",
                     "income": "income statement"}
@@ -88,7 +87,7 @@ def get_insider_transactions(view: MarketView, ticker: Ticker, end_date: EndDate
 
 
 def get_dividends(view: MarketView, ticker: Ticker, end_date: EndDate = None,
-                  lookback_days: CalendarDays = 365) -> ToolResult:
+                  lookback_days: CalendarDays = 365, limit: Limit = 8) -> ToolResult:
     """Dividends of a stock declared in the window: declaration time, ex-dividend date, amount per share."""
     if not has_channel(view, "dividends"):
         return absent_channel("dividends")
@@ -97,8 +96,8 @@ def get_dividends(view: MarketView, ticker: Ticker, end_date: EndDate = None,
     if frame.empty:
         return ToolResult(title=title)
     rows = [[format_date(r["available_at"]), format_date(r["ex_date"]), float(r["amount"])]
-            for _, r in frame.iloc[::-1].iterrows()]
-    return ToolResult(title=title, columns=["declared", "ex_date", "amount"], rows=rows[:8],
+            for _, r in frame.iloc[::-1].iloc[:limit].iterrows()]
+    return ToolResult(title=title, columns=["declared", "ex_date", "amount"], rows=rows,
                       summary={"total": float(frame["amount"].sum())})
 
 

@@ -7,8 +7,7 @@ import pandas as pd
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate
 from tools.guard import end_of, has_channel, records_until
-from tools.render import ToolResult, format_date
-from tools.text_channels import absent_channel
+from tools.render import ToolResult, absent_channel, format_date
 
 
 def _change_pct(history: pd.DataFrame, since: pd.Timestamp) -> float:

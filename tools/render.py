@@ -53,3 +53,8 @@ class ToolResult(BaseModel):
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
+
+
+def absent_channel(channel: str) -> ToolResult:
+    """The answer when the market carries no `channel` data at all."""
+    return ToolResult(title=f"No {channel} data: this market's data source provides none.")

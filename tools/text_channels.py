@@ -7,12 +7,7 @@ import pandas as pd
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate, Limit, Ticker
 from tools.guard import check_ticker, end_of, has_channel, records_until
-from tools.render import ToolResult, format_date
-
-
-def absent_channel(channel: str) -> ToolResult:
-    """The answer when the market carries no `channel` data at all."""
-    return ToolResult(title=f"No {channel} data: this market's data source provides none.")
+from tools.render import ToolResult, absent_channel, format_date
 
 
 def _mean(values: pd.Series) -> float:

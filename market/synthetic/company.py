@@ -36,8 +36,11 @@ def filings(rng: np.random.Generator, dates: pd.DatetimeIndex) -> list[tuple[pd.
 
 
 def _statements(revenue: float, shares: float, payout: float, rng: np.random.Generator) -> dict[str, dict[str, float]]:
-    """The three statements of one quarter from its revenue (currency units)."""
-    noise = lambda: 1 + 0.05 * rng.standard_normal()  # noqa: E731
+    """The three statements of one quarter from its revenue (currency units); ratios carry 5 % noise."""
+
+    def noise() -> float:
+        return 1 + 0.05 * rng.standard_normal()
+
     gross = revenue * 0.45 * noise()
     operating = gross * 0.45 * noise()
     net = operating * 0.8 * noise()
