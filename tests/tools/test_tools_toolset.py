@@ -213,3 +213,14 @@ def test_results_are_typed(synthetic):
     assert result.summary["count"] >= 2
     times = [pd.Timestamp(row[0]) for row in result.rows]
     assert times == sorted(times, reverse=True) and times[0] <= pd.Timestamp("2020-06-01 16:00")
+
+
+def test_records_without_a_publication_time_are_never_shown(synthetic):
+    news = synthetic.records["news"].copy()
+    news["available_at"] = news["available_at"].astype("datetime64[ns]")
+    undated = pd.DataFrame({"ticker": ["AAA"], "available_at": [pd.NaT], "headline": ["UNDATED scoop"],
+                            "source": ["?"], "sentiment": [1.0]})
+    data = type(synthetic)(bars=synthetic.bars, records={**synthetic.records, "news": pd.concat([news, undated])})
+    text = ToolSet(MarketView(data, "2020-06-01")).call("get_news_data", {"ticker": "AAA", "limit": 20,
+                                                                          "lookback_days": 730})
+    assert "UNDATED" not in text and "items" in text
