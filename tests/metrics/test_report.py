@@ -10,7 +10,7 @@ from market.errors import DataError
 from metrics import compare, plots, report
 from metrics.performance import metrics_row
 from metrics.rundir import daily_returns, load_run, portfolio_returns
-from metrics.run_tables import efficiency_numbers, main_table, regime_confusions
+from metrics.run_tables import arr_markers, efficiency_numbers, main_table, regime_confusions
 from metrics.significance import significance, significance_table
 from metrics.tables import format_ci, to_latex, to_markdown
 
@@ -140,3 +140,16 @@ def test_without_the_benchmark_the_comparisons_against_it_are_left_out(synthetic
     assert result.spa is None
     assert not any("(bench)" in column for column in significance_table(result).columns)
     assert "*" not in "".join(main_table(run, daily_returns(run), "not_in_run", reps=50)["Avg ARR %"])
+
+
+def test_markers_flag_a_real_difference_from_the_benchmark(synthetic_run):
+    run = load_run(synthetic_run)
+    returns = daily_returns(run)
+    noise = np.random.default_rng(0)
+    for ticker in run.tickers:
+        benchmark = returns[("buy_and_hold", ticker, 0)]
+        returns[("momentum", ticker, 0)] = benchmark + 0.005 + noise.normal(0, 0.002, len(benchmark))
+    markers = arr_markers(run, returns, "buy_and_hold", reps=200, seed=0)
+    assert all(markers[("momentum", cell)] == "**" for cell in [*run.tickers, "AVG"])
+    assert markers[("always_hold", "AVG")] in ("", "*")
+    assert ("buy_and_hold", "AVG") not in markers
