@@ -2,7 +2,7 @@
 
     python -m metrics.compare RUN_A RUN_B [--limit 20] [--tolerance 1e-9]
 
-Prints (B relative to A): the resolved config values (``.hydra/config.yaml``) and the
+Prints (B relative to A): the resolved config values (``config.yaml``) and the
 ``run.json`` facts that differ (wall time left out), the
 episodes present in one run only, the ``metrics.csv`` rows whose metrics moved by more than
 ``tolerance`` with A, B and B - A, and the decisions (same framework, ticker, seed, date)
@@ -44,8 +44,8 @@ def flatten(tree: object, prefix: str = "") -> dict[str, object]:
 
 
 def config_differences(a: Run, b: Run) -> dict[str, tuple[object, object]]:
-    """Resolved config values (dotted keys) that differ; empty when a run has no ``.hydra/config.yaml``."""
-    paths = [run.path / ".hydra" / "config.yaml" for run in (a, b)]
+    """Resolved config values (``config.yaml``, dotted keys) that differ; empty when a run has none."""
+    paths = [run.path / "config.yaml" for run in (a, b)]
     if not all(path.is_file() for path in paths):
         return {}
     left, right = (flatten(yaml.safe_load(path.read_text())) for path in paths)

@@ -104,6 +104,7 @@ def write_run(path, seed: int = 0):
     pd.concat(trades, ignore_index=True).to_csv(path / "trades.csv", index=False)
     prices.to_parquet(path / "prices.parquet")
     pd.DataFrame(metrics).to_csv(path / "metrics.csv", index=False)
+    (path / "config.yaml").write_text("name: synthetic\nexecution:\n  fee_bps: 10.0\n  kappa: 0.9\n")
     (path / "run.json").write_text(json.dumps({
         "suite": "synthetic", "tickers": list(TICKERS), "seeds": [0, 1, 2], "periods_per_year": 252,
         "initial_cash": CASH,

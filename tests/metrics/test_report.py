@@ -109,8 +109,11 @@ def test_compare_reports_changed_metrics_and_decisions(synthetic_run, tmp_path, 
     metrics = pd.read_csv(changed / "metrics.csv")
     metrics.loc[0, "ARR"] += 0.01
     metrics.to_csv(changed / "metrics.csv", index=False)
+    config = changed / "config.yaml"
+    config.write_text(config.read_text().replace("fee_bps: 10.0", "fee_bps: 20.0"))
     assert compare.main([str(synthetic_run), str(changed)]) == 1
     out = capsys.readouterr().out
+    assert "config values that differ: 1\n  execution.fee_bps: 10.0 -> 20.0" in out
     assert "metrics rows that moved (> 1e-09): 1" in out
     assert "decisions compared: 1080; different: 2" in out
     assert compare.main([str(synthetic_run), str(synthetic_run)]) == 0
