@@ -73,6 +73,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     facts = {
         "suite": cfg.name, "tickers": tickers, "seeds": spec.seeds,
         "frameworks": {f.name: f.config_hash for f in frameworks},
+        "configurations_tried": len(frameworks),
         "test_window": [str(spec.start.date()), str(spec.end.date())],
         "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
         "decisions_made": result.made, "decisions_reused": result.reused,
