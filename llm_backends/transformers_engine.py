@@ -119,21 +119,21 @@ class TransformersEngine(ChatEngine):
         params: SamplingParams,
     ) -> list[ChatResult]:
         prompts = [self.render(c, tools) for c in conversations]
-        lengths = [len(ids) for ids in self.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
-        batches = plan_batches(lengths, params.max_new_tokens, self.max_batch_tokens, self.max_batch_size)
+        encoded = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        batches = plan_batches([len(ids) for ids in encoded], params.max_new_tokens, self.max_batch_tokens, self.max_batch_size)
         results: list[ChatResult | None] = [None] * len(prompts)
         with self._lock:
             if params.seed is not None:
                 torch.manual_seed(params.seed)
             for batch in batches:
-                for i, result in zip(batch, self._generate_batch([prompts[i] for i in batch], params)):
+                for i, result in zip(batch, self._generate_batch([encoded[i] for i in batch], params)):
                     results[i] = result
         return [r for r in results if r is not None]
 
-    def _generate_batch(self, prompts: list[str], params: SamplingParams) -> list[ChatResult]:
+    def _generate_batch(self, input_ids: list[list[int]], params: SamplingParams) -> list[ChatResult]:
         """One left-padded `model.generate` call; latency is the batch's wall time."""
         start = time.perf_counter()
-        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        enc = self.tokenizer.pad({"input_ids": input_ids}, return_tensors="pt").to(self.device)
         extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
         config = generation_config(params, self.tokenizer.pad_token_id, self.eos_ids)
         with torch.inference_mode():
@@ -142,11 +142,10 @@ class TransformersEngine(ChatEngine):
         end_ids = set(self.eos_ids) | {self.tokenizer.pad_token_id}
         lengths = [completion_length(row, end_ids) for row in generated]
         texts = self.tokenizer.batch_decode([row[:n] for row, n in zip(generated, lengths)], skip_special_tokens=True)
-        prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
         latency = time.perf_counter() - start
         return [
-            self._result(text, n, row, int(p), params, latency)
-            for text, n, row, p in zip(texts, lengths, generated, prompt_tokens)
+            self._result(text, n, row, len(ids), params, latency)
+            for text, n, row, ids in zip(texts, lengths, generated, input_ids)
         ]
 
     def _result(self, text: str, n: int, row: list[int], prompt_tokens: int, params: SamplingParams, latency: float) -> ChatResult:

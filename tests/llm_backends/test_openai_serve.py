@@ -2,6 +2,10 @@
 
 import json
 import logging
+import os
+import re
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -9,14 +13,16 @@ import httpx
 import pytest
 from llm_test_helpers import PRICE_TOOL, conversation
 
-from llm_backends.configs import load_engine
+from llm_backends.configs import CONFIG_DIR, load_engine
 from llm_backends.openai_engine import OpenAIEngine, openai_engine, parse_response
+from llm_backends.paths import CACHE_ENV
 from llm_backends.serve import completion_body, start_server
 from llm_backends.tool_calls import parse_tool_calls, render_tool_call
 from llm_backends.types import ChatResult, SamplingParams
 
 KEY_ENV = "TD_TEST_LLM_KEY"
 SECRET = "sk-test-5f1c0ffee-never-log-me"
+ROOT = CONFIG_DIR.parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +146,22 @@ def test_serve_command_loads_engines_by_config_name(tiny_root):
     assert engine.hf_model.config.num_hidden_layers == 1
     with pytest.raises(ValueError, match="no such LLM config; known: .*tiny"):
         load_engine("nope")
+
+
+def test_serve_command_answers_over_http(tiny_root):
+    """`python -m llm_backends.serve` as a user runs it, on a free port chosen by the OS."""
+    env = {**os.environ, CACHE_ENV: str(tiny_root)}
+    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:
+            found = re.search(r"on (http://127\.0\.0\.1:\d+/v1)", line)
+            if found:
+                break
+        else:
+            pytest.fail(f"server exited with code {proc.wait()}")
+        client = OpenAIEngine(found.group(1), "tiny")
+        assert client.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=3)).completion_tokens == 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
