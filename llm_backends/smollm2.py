@@ -24,6 +24,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from llm_backends.cache import open_cache
 from llm_backends.chat_template import SMOLLM2_DEFAULT_SYSTEM, qwen25_template
+from llm_backends.engine import ChatEngine
+from llm_backends.microbatch import with_microbatching
 from llm_backends.paths import cache_root
 from llm_backends.transformers_engine import TransformersEngine, load_pretrained
 
@@ -91,10 +93,12 @@ def smollm2_engine(
     max_batch_size: int = 256,
     cache: bool = True,
     cache_path: str | None = None,
-) -> TransformersEngine:
+    batch_wait_ms: float = 0.0,
+) -> ChatEngine:
     """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use)."""
     model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
-    return TransformersEngine(
+    engine = TransformersEngine(
         model, tokenizer, MODEL_NAME, max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
     )
+    return with_microbatching(engine, batch_wait_ms)

@@ -22,6 +22,8 @@ from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from llm_backends.cache import open_cache
 from llm_backends.chat_template import qwen25_template
+from llm_backends.engine import ChatEngine
+from llm_backends.microbatch import with_microbatching
 from llm_backends.paths import cache_root
 from llm_backends.transformers_engine import TransformersEngine, load_pretrained
 
@@ -137,7 +139,8 @@ def tiny_engine(
     max_batch_size: int = 256,
     cache: bool = False,
     cache_path: str | None = None,
-) -> TransformersEngine:
+    batch_wait_ms: float = 0.0,
+) -> ChatEngine:
     """Hydra factory: the tiny random Qwen2 engine (built and cached on first use)."""
     spec = TinySpec(
         vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
@@ -145,7 +148,8 @@ def tiny_engine(
         num_key_value_heads=num_key_value_heads, seed=seed,
     )
     model, tokenizer = load_pretrained(ensure_tiny(spec), device, "float32")
-    return TransformersEngine(
+    engine = TransformersEngine(
         model, tokenizer, f"tiny-qwen2-{spec.digest()}", max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
     )
+    return with_microbatching(engine, batch_wait_ms)

@@ -21,6 +21,7 @@ from llm_backends.cache import ResponseCache, open_cache
 from llm_backends.chat_template import template_supports_tools
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import for_template
+from llm_backends.microbatch import with_microbatching
 from llm_backends.tool_calls import parse_tool_calls
 from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
 
@@ -176,10 +177,12 @@ def transformers_engine(
     max_batch_size: int = 256,
     cache: bool = True,
     cache_path: str | None = None,
-) -> TransformersEngine:
+    batch_wait_ms: float = 0.0,
+) -> ChatEngine:
     """Hydra factory: an engine over a local transformers checkpoint folder."""
     model, tokenizer = load_pretrained(path, device, dtype)
-    return TransformersEngine(
+    engine = TransformersEngine(
         model, tokenizer, name or Path(path).name, max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
     )
+    return with_microbatching(engine, batch_wait_ms)

@@ -13,6 +13,9 @@ class UsageTotals:
     """Sums over calls. `wall_s` is engine wall time (a batch counts once); `latency_s` sums per call."""
 
     calls: int = 0
+    """Conversations answered."""
+    engine_calls: int = 0
+    """`generate` invocations; calls / engine_calls is the mean batch size."""
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -40,6 +43,7 @@ class UsageCounter:
         with self._lock:
             t = self.totals
             t.wall_s += wall_s
+            t.engine_calls += 1
             for r in results:
                 t.calls += 1
                 t.prompt_tokens += r.prompt_tokens
