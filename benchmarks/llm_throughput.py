@@ -11,8 +11,9 @@ and the same left-padded prompts with the same greedy settings:
 and reports completion tokens per second (tokens / wall seconds; raw and engine runs alternate,
 best of --repeats each, which keeps a busy machine's noise out of the comparison), the
 engine's overhead (engine time / raw time − 1) and the batching gain (tokens/s at b ÷ tokens/s
-at batch 1). Finally it runs the largest batch twice through a response cache and reports the
-speedup of the replay. `qwen2.5-0.5b` is Qwen2.5-0.5B's architecture with random weights (speed
+at batch 1). Then --threaded callers, one thread per conversation, ask at the same time, first
+served one by one, then through MicroBatchingEngine. Finally it runs the largest batch twice
+through a response cache and reports the speedup of the replay. `qwen2.5-0.5b` is Qwen2.5-0.5B's architecture with random weights (speed
 only), paired with the SmolLM2 tokenizer (both ChatML).
 """
 
@@ -21,12 +22,15 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from llm_backends.cache import ResponseCache
+from llm_backends.engine import ChatEngine
+from llm_backends.microbatch import MicroBatchingEngine
 from llm_backends.smollm2 import MODEL_NAME, ensure_converted
 from llm_backends.transformers_engine import (
     TransformersEngine,
@@ -123,6 +127,14 @@ def cache_speedup(engine: TransformersEngine, convs: list[list[dict]], params: S
     return first, replay
 
 
+def time_threaded(engine: ChatEngine, convs: list[list[dict]], params: SamplingParams) -> float:
+    """Seconds for one thread per conversation, each calling `generate_one` at the same time."""
+    start = time.perf_counter()
+    with ThreadPoolExecutor(len(convs)) as pool:
+        list(pool.map(lambda c: engine.generate_one(c, params=params), convs))
+    return time.perf_counter() - start
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -135,6 +147,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="raw and engine runs alternate; best of each")
+    parser.add_argument("--threaded", type=int, default=16, help="concurrent single-conversation callers (0: skip)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = parser.parse_args()
     if args.threads:
@@ -160,6 +173,12 @@ def main() -> None:
         print(f"{b:>5} {eng_tokens:>7} {raw_s:>8.2f} {eng_s:>9.2f} {raw_tokens / raw_s:>10.1f} {rate:>13.1f} "
               f"{overhead:>+8.1%} {rate / base:>11.1f}x")
     gain = rate / base
+    if args.threaded:
+        convs = conversations(args.threaded)
+        serial = time_threaded(engine, convs, params)
+        merged = time_threaded(MicroBatchingEngine(engine, max_wait_s=0.005), convs, params)
+        print(f"{args.threaded} threads with one conversation each: one by one {serial:.2f} s, "
+              f"micro-batched {merged:.2f} s ({serial / merged:.1f}x)")
     first, replay = cache_speedup(engine, conversations(max(batches)), params)
     print(f"cache: first run {first:.2f} s, replay {replay * 1000:.1f} ms, speedup {first / replay:,.0f}x")
     print(f"targets: batching gain at b={max(batches)} {gain:.1f}x >= {TARGETS['batching']:.0f}x {verdict(gain >= TARGETS['batching'])}; "

@@ -69,6 +69,8 @@ class ChatEngine(ABC):
     ) -> list[ChatResult]:
         """One result per conversation, in order; cached results are replayed, the rest generated."""
         validate_conversations(conversations)
+        if not conversations:
+            return []
         params = params or SamplingParams()
         start = time.perf_counter()
         if self.cache is None:

@@ -83,6 +83,9 @@ def test_bad_conversations_name_the_culprit(tiny):
         tiny.generate([conversation("ok"), [{"role": "robot", "content": "x"}]])
     with pytest.raises(ValueError, match="conversation 0: must be a non-empty list"):
         tiny.generate([[]])
+    with pytest.raises(ValueError, match="conversation 0, message 1: content must be a string"):
+        tiny.generate([[{"role": "user", "content": "a"}, {"role": "user", "content": 3}]])
+    assert tiny.generate([]) == []
 
 
 def test_stop_and_length_helpers():
