@@ -83,7 +83,6 @@ def time_raw(engine: TransformersEngine, convs: list[list[dict]], params: Sampli
     tok = engine.tokenizer
     enc = tok([engine.render(c) for c in convs], return_tensors="pt", padding=True, add_special_tokens=False).to(engine.device)
     config = generation_config(params, tok.pad_token_id, engine.eos_ids)
-    end_ids = set(engine.eos_ids) | {tok.pad_token_id}
     sync(engine)
     start = time.perf_counter()
     with torch.inference_mode():
@@ -91,7 +90,7 @@ def time_raw(engine: TransformersEngine, convs: list[list[dict]], params: Sampli
     sync(engine)
     seconds = time.perf_counter() - start
     generated = out[:, enc["input_ids"].shape[1]:].tolist()
-    return seconds, sum(completion_length(row, end_ids) for row in generated)
+    return seconds, sum(completion_length(row, set(engine.eos_ids), tok.pad_token_id) for row in generated)
 
 
 def time_engine(engine: TransformersEngine, convs: list[list[dict]], params: SamplingParams) -> tuple[float, int]:

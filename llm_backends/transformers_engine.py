@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel, StoppingCriteriaList
 
 from llm_backends.batching import plan_batches
 from llm_backends.cache import ResponseCache, open_cache
@@ -22,6 +22,7 @@ from llm_backends.chat_template import template_supports_tools
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import for_template
 from llm_backends.microbatch import with_microbatching
+from llm_backends.stopping import GeneratedStopStrings
 from llm_backends.tool_calls import parse_tool_calls
 from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
 
@@ -49,11 +50,15 @@ def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     return (text[:cut], True) if cut >= 0 else (text, False)
 
 
-def completion_length(row: list[int], end_ids: set[int]) -> int:
-    """Generated tokens up to and including the first end-of-sequence/pad token (all if none)."""
+def completion_length(row: list[int], eos_ids: set[int], pad_id: int | None) -> int:
+    """Generated tokens of one row: up to and including its first end-of-sequence token, or up to
+    (excluding) the first pad token that fills a row stopped by a stop string; all if neither.
+    When pad and end-of-sequence share an id, the token counts as end-of-sequence."""
     for i, token in enumerate(row):
-        if token in end_ids:
+        if token in eos_ids:
             return i + 1
+        if token == pad_id:
+            return i
     return len(row)
 
 
@@ -135,13 +140,13 @@ class TransformersEngine(ChatEngine):
         """One left-padded `model.generate` call; latency is the batch's wall time."""
         start = time.perf_counter()
         enc = self.tokenizer.pad({"input_ids": input_ids}, return_tensors="pt").to(self.device)
-        extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
+        prompt_length = enc["input_ids"].shape[1]
+        stops = [GeneratedStopStrings(self.tokenizer, params.stop, prompt_length)] if params.stop else []
         config = generation_config(params, self.tokenizer.pad_token_id, self.eos_ids)
         with torch.inference_mode():
-            out = self.hf_model.generate(**enc, generation_config=config, **extra)
-        generated = out[:, enc["input_ids"].shape[1]:].tolist()
-        end_ids = set(self.eos_ids) | {self.tokenizer.pad_token_id}
-        lengths = [completion_length(row, end_ids) for row in generated]
+            out = self.hf_model.generate(**enc, generation_config=config, stopping_criteria=StoppingCriteriaList(stops))
+        generated = out[:, prompt_length:].tolist()
+        lengths = [completion_length(row, set(self.eos_ids), self.tokenizer.pad_token_id) for row in generated]
         texts = self.tokenizer.batch_decode([row[:n] for row, n in zip(generated, lengths)], skip_special_tokens=True)
         latency = time.perf_counter() - start
         return [

@@ -91,8 +91,10 @@ def test_bad_conversations_name_the_culprit(tiny):
 def test_stop_and_length_helpers():
     assert truncate_at_stop("abc</tool_call>def", ("</tool_call>", "d")) == ("abc", True)
     assert truncate_at_stop("abc", ("x",)) == ("abc", False)
-    assert completion_length([5, 6, 2, 0, 0], {2, 0}) == 3
-    assert completion_length([5, 6], {2}) == 2
+    assert completion_length([5, 6, 2, 0, 0], {2}, 0) == 3
+    assert completion_length([5, 6, 0, 0], {2}, 0) == 2
+    assert completion_length([5, 2, 2], {2}, 2) == 2
+    assert completion_length([5, 6], {2}, 0) == 2
 
 
 def test_usage_record_matches_llm_call_record_fields(tiny):
@@ -121,3 +123,13 @@ def test_vllm_missing_gives_the_install_command():
     with pytest.raises(ImportError, match="pip install 'tradeduel\\[vllm\\]'"):
         vllm_engine("Qwen/Qwen2.5-7B-Instruct", cache=False)
     assert "CUDA" in INSTALL_HINT
+
+
+def test_stop_strings_end_generation_early_and_are_cut(tiny):
+    free = tiny.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=20))
+    assert free.completion_tokens == 20 and free.finish_reason == "length"
+    stop = free.text[2:4]
+    stopped = tiny.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=20, stop=[stop]))
+    assert stopped.text == free.text[: free.text.find(stop)]
+    assert stopped.finish_reason == "stop"
+    assert stopped.completion_tokens == len(tiny.tokenizer(free.text[: free.text.find(stop) + len(stop)])["input_ids"])
