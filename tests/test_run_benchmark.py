@@ -82,6 +82,16 @@ def test_unknown_ticker_is_one_line(tmp_path, run_cli):
     assert "unknown embedded ticker 'NOPE'" in done.stderr
 
 
+def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
+    env = {**support_env(), "TRADEDUEL_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run(benchmark_command("+suite=paper", f"hydra.run.dir={tmp_path / 'out'}"), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: {tmp_path / 'cache' / 'yfinance'}: no cached data for GOOGL, META, MSFT, NVDA, TSLA; fetch it with: "
+        "python -m market.fetch --tickers GOOGL META MSFT NVDA TSLA --start 2022-09-01 --end 2025-07-31")
+
+
 def journal_rows(path) -> int:
     try:
         with sqlite3.connect(path) as db:

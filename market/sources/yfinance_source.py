@@ -20,9 +20,15 @@ from market.sources.files import load_folder
 DEFAULT_CACHE = Path(os.environ.get("TRADEDUEL_CACHE", Path.home() / ".cache" / "tradeduel")) / "yfinance"
 
 
+LABEL_PADDING = pd.Timedelta(days=31)
+"""Extra calendar days fetched after `end`, so that forward-looking labels of the last decisions
+(the regime label looks 8 bars ahead) have prices."""
+
+
 def fetch_command(tickers: list[str], start: str, end: str) -> str:
-    """The command line that fills the cache for these tickers and dates."""
-    return f"python -m market.fetch --tickers {' '.join(tickers)} --start {start} --end {end}"
+    """The command line that fills the cache for these tickers and dates (plus label padding)."""
+    padded_end = (pd.Timestamp(end) + LABEL_PADDING).date()
+    return f"python -m market.fetch --tickers {' '.join(tickers)} --start {start} --end {padded_end}"
 
 
 def load_yfinance(tickers: list[str], start: str, end: str,
