@@ -62,10 +62,10 @@ def config_hash(plain: dict) -> str:
 def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig) -> list[FrameworkEntry]:
     """Instantiate every configured framework; a bad config stops with one line naming it.
 
-    The journal key of a framework hashes what its decisions may depend on: its own config and
-    the `shared` inputs (the data config, the tool set), plus — for stateful frameworks, which
-    see their own fills — the execution config. Changing any of these starts fresh decisions
-    instead of reusing journaled ones.
+    The journal key of a framework hashes its run name and what its decisions may depend on:
+    its own config and the `shared` inputs (the data config, the tool set), plus — for
+    stateful frameworks, which see their own fills — the execution config. Changing any of
+    these starts fresh decisions instead of reusing journaled ones.
     """
     if not configs:
         raise ConfigError("no frameworks configured: choose a suite (+suite=NAME) or add "
@@ -79,8 +79,10 @@ def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: Dic
             raise ConfigError(f"framework {name}: {cause}") from None
         if not isinstance(framework, TradingFramework):
             raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
-        inputs = {"framework": config, **shared, **({"execution": execution} if framework.stateful else {})}
-        plain = {key: OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig | ListConfig) else node
-                 for key, node in inputs.items()}
+        inputs = {"name": str(name), "framework": config, **shared}
+        if framework.stateful:
+            inputs["execution"] = execution
+        plain = {key: OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig | ListConfig)
+                 else node for key, node in inputs.items()}
         entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain)))
     return entries

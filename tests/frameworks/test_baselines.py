@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
@@ -56,3 +57,11 @@ def test_invalid_parameters_are_refused_with_the_reason():
     from frameworks.baselines.sma_cross import SMACross
     with pytest.raises(ValueError, match="fast .* must be shorter than slow"):
         SMACross(fast=30, slow=10)
+
+
+def test_two_runs_of_one_class_under_different_names_keep_their_own_decisions(tmp_path, run_cli):
+    run_cli("+suite=smoke", "+framework@frameworks.macd_again=macd", f"hydra.run.dir={tmp_path}")
+    decisions = pd.read_parquet(tmp_path / "decisions.parquet")
+    first = decisions.query("framework == 'macd'")["action"].tolist()
+    again = decisions.query("framework == 'macd_again'")["action"].tolist()
+    assert len(again) == 2 * 62 and again == first
