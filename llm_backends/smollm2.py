@@ -16,7 +16,6 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
-import shutil
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from llm_backends.cache import open_cache
 from llm_backends.chat_template import SMOLLM2_DEFAULT_SYSTEM, qwen25_template
 from llm_backends.engine import ChatEngine
 from llm_backends.microbatch import with_microbatching
-from llm_backends.paths import cache_root
+from llm_backends.paths import build_folder, cache_root
 from llm_backends.transformers_engine import TransformersEngine, load_pretrained
 
 log = logging.getLogger(__name__)
@@ -56,24 +55,21 @@ def converted_dir() -> Path:
 
 
 def convert_gguf(gguf: Path, dest: Path) -> float:
-    """De-quantise `gguf` into a safetensors model folder at `dest`; returns the seconds it took.
-
-    Writes into a sibling temporary folder and renames it, so a killed conversion leaves no
-    half-written model behind.
-    """
+    """De-quantise `gguf` into a safetensors model folder at `dest`; returns the seconds it took."""
     start = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model.hf_quantizer.remove_quantization_config(model)
-    tokenizer.chat_template = qwen25_template(SMOLLM2_DEFAULT_SYSTEM)
-    staging = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
+
+    def build(folder: Path) -> None:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model.hf_quantizer.remove_quantization_config(model)
+        tokenizer.chat_template = qwen25_template(SMOLLM2_DEFAULT_SYSTEM)
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        seconds = round(time.perf_counter() - start, 2)
+        (folder / "conversion.json").write_text(json.dumps({"gguf": gguf.name, "seconds": seconds}))
+
+    build_folder(dest, build)
     seconds = time.perf_counter() - start
-    (staging / "conversion.json").write_text(json.dumps({"gguf": gguf.name, "seconds": round(seconds, 2)}))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging.rename(dest)
     log.info("converted %s to %s in %.1f s", gguf.name, dest, seconds)
     return seconds
 

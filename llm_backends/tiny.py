@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from llm_backends.cache import open_cache
 from llm_backends.chat_template import qwen25_template
 from llm_backends.engine import ChatEngine
 from llm_backends.microbatch import with_microbatching
-from llm_backends.paths import cache_root
+from llm_backends.paths import build_folder, cache_root
 from llm_backends.transformers_engine import TransformersEngine, load_pretrained
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -93,7 +92,7 @@ def train_tokenizer(vocab_size: int) -> PreTrainedTokenizerFast:
 
 
 def build_tiny(spec: TinySpec, dest: Path) -> None:
-    """Train the tokenizer, initialise the seeded random model and save both to `dest`."""
+    """Train the tokenizer, initialise the seeded random model and save both into folder `dest`."""
     tokenizer = train_tokenizer(spec.vocab_size)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
@@ -110,19 +109,15 @@ def build_tiny(spec: TinySpec, dest: Path) -> None:
     )
     torch.manual_seed(spec.seed)
     model = Qwen2ForCausalLM(config)
-    staging = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging.rename(dest)
+    model.save_pretrained(dest)
+    tokenizer.save_pretrained(dest)
 
 
 def ensure_tiny(spec: TinySpec) -> Path:
     """The cached folder of the tiny model for `spec`, building it first if needed."""
     dest = cache_root() / "models" / f"tiny-{spec.digest()}"
     if not (dest / "model.safetensors").exists():
-        build_tiny(spec, dest)
+        build_folder(dest, lambda folder: build_tiny(spec, folder))
     return dest
 
 
