@@ -4,7 +4,8 @@
 `engine.generate_one`, and returns an `AIMessage` whose `tool_calls` hold the parsed calls,
 `invalid_tool_calls` the blocks that did not parse, `usage_metadata` the token counts and
 `response_metadata` the model, finish reason, latency and cache flag. `bind_tools` accepts
-LangChain tools (`@tool`, `StructuredTool`), pydantic classes, functions and JSON schemas.
+LangChain tools (`@tool`, `StructuredTool`), pydantic classes, functions and JSON schemas, so
+`with_structured_output` works too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from llm_backends.engine import ChatEngine
+from llm_backends.messages import tool_names
 from llm_backends.types import ChatResult, SamplingParams
 
 
@@ -97,11 +99,28 @@ class EngineChatModel(BaseChatModel):
         self,
         tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
         *,
-        tool_choice: str | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools; the chat template lists them to the model. `tool_choice` other than
-        None/"auto" cannot be enforced on local models and raises ValueError."""
-        if tool_choice not in (None, "auto"):
-            raise ValueError(f"tool_choice={tool_choice!r}: only 'auto' is supported")
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+        """Bind tools; the chat template lists them to the model.
+
+        Decoding is not constrained, so `tool_choice` only narrows what the model is shown:
+        a tool name (or `{"function": {"name": ...}}`) keeps that tool alone, "none" binds
+        none, and "auto", "any" or "required" keep them all. `with_structured_output` works
+        on top of this; a model that answers without the call makes its parser fail.
+        """
+        schemas = select_tools([convert_to_openai_tool(t) for t in tools], tool_choice)
+        return self.bind(tools=schemas, **kwargs)
+
+
+def select_tools(schemas: list[dict[str, Any]], tool_choice: str | dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The OpenAI tool schemas left after a LangChain/OpenAI `tool_choice` (see `bind_tools`)."""
+    if tool_choice in (None, "auto", "any", "required", True):
+        return schemas
+    if tool_choice == "none":
+        return []
+    name = tool_choice if isinstance(tool_choice, str) else tool_choice.get("function", tool_choice).get("name")
+    chosen = [s for s in schemas if s["function"]["name"] == name]
+    if not chosen:
+        raise ValueError(f"tool_choice={tool_choice!r}: no bound tool has that name; bound: {tool_names(schemas)}")
+    return chosen

@@ -2,7 +2,10 @@
 
 from typing import Annotated
 
+import pytest
+
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.output_parsers.openai_tools import PydanticToolsParser
 from langchain_core.tools import StructuredTool, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -52,6 +55,32 @@ def test_bind_tools_reaches_the_prompt_in_every_accepted_form(tiny):
     with_tools = bound.invoke("hi").usage_metadata["input_tokens"]
     prompt = tiny.render([{"role": "user", "content": "hi"}], bound.kwargs["tools"])
     assert with_tools == len(tiny.tokenizer(prompt, add_special_tokens=False)["input_ids"]) > plain
+
+
+def test_tool_choice_narrows_the_tools_shown(tiny):
+    model = EngineChatModel(engine=tiny)
+    tools = [get_news_data, DIVIDENDS, PRICE_TOOL]
+
+    def shown(choice):
+        return [t["function"]["name"] for t in model.bind_tools(tools, tool_choice=choice).kwargs["tools"]]
+
+    assert shown("any") == shown("auto") == ["get_news_data", "get_dividends", "get_market_data"]
+    assert shown("get_dividends") == ["get_dividends"]
+    assert shown({"type": "function", "function": {"name": "get_market_data"}}) == ["get_market_data"]
+    assert shown("none") == []
+    with pytest.raises(ValueError, match="no bound tool has that name"):
+        shown("get_reddit_data")
+
+
+def test_structured_output_runs_on_the_engine(tiny):
+    """`with_structured_output` binds the schema as a tool; a call in the answer becomes the object."""
+    model = EngineChatModel(engine=tiny, params=SamplingParams(max_new_tokens=3))
+    out = model.with_structured_output(GetCashflow, include_raw=True).invoke("cash flow of MSFT?")
+    assert out["raw"].usage_metadata["output_tokens"] == 3
+    assert out["parsed"] is None, "the random model made no call"
+    text = render_tool_call("GetCashflow", {"ticker": "MSFT"})
+    answer = to_ai_message(ChatResult(text=text, tool_calls=parse_tool_calls(text)[0]))
+    assert PydanticToolsParser(tools=[GetCashflow], first_tool_only=True).invoke(answer) == GetCashflow(ticker="MSFT")
 
 
 def test_tool_calls_and_failures_map_to_langchain_fields():
