@@ -4,7 +4,8 @@ The tokenizer is a byte-level BPE trained with the `tokenizers` library on a sma
 corpus (no hub access); it has the ChatML special tokens and `<tool_call>`/`</tool_call>` as
 single tokens, like Qwen2.5, and carries the Qwen2.5 chat template, so prompts with tools
 render exactly as for a real Qwen2.5 model and tool calls go through the same parser. The
-weights are random but deterministic (seeded). Built models are cached on disk under
+weights are random but deterministic (seeded); their text is varied gibberish that now and
+then contains a stray `<tool_call>` token, so callers meet parse failures as well. Built models are cached on disk under
 `<cache_root>/models/tiny-<hash of the settings>`.
 """
 
@@ -63,6 +64,8 @@ class TinySpec:
     num_attention_heads: int = 4
     num_key_value_heads: int = 2
     max_position_embeddings: int = 4096
+    initializer_range: float = 0.2
+    """Std of the random weights: 0.2 gives varied, prompt-dependent text (0.02 repeats one token)."""
     seed: int = 0
 
     def digest(self) -> str:
@@ -102,6 +105,7 @@ def build_tiny(spec: TinySpec, dest: Path) -> None:
         num_attention_heads=spec.num_attention_heads,
         num_key_value_heads=spec.num_key_value_heads,
         max_position_embeddings=spec.max_position_embeddings,
+        initializer_range=spec.initializer_range,
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
@@ -128,6 +132,7 @@ def tiny_engine(
     num_hidden_layers: int = 2,
     num_attention_heads: int = 4,
     num_key_value_heads: int = 2,
+    initializer_range: float = 0.2,
     seed: int = 0,
     device: str = "cpu",
     max_batch_tokens: int = 262_144,
@@ -140,7 +145,7 @@ def tiny_engine(
     spec = TinySpec(
         vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
         num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
-        num_key_value_heads=num_key_value_heads, seed=seed,
+        num_key_value_heads=num_key_value_heads, initializer_range=initializer_range, seed=seed,
     )
     model, tokenizer = load_pretrained(ensure_tiny(spec), device, "float32")
     engine = TransformersEngine(
