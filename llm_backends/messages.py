@@ -23,11 +23,16 @@ def _with_arguments(message: Message, as_json: bool) -> Message:
     calls = []
     for index, call in enumerate(message.get("tool_calls") or []):
         function = _call_function(call)
+        if "name" not in function:
+            raise ValueError(f"tool call {index} of an assistant message: missing 'name'")
         arguments = function.get("arguments") or {}
         if as_json and not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
         if not as_json and isinstance(arguments, str):
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as err:
+                raise ValueError(f"tool call {index} ({function['name']}): arguments are not JSON: {err.msg}") from None
         calls.append({
             "id": call.get("id", f"call_{index}"),
             "type": "function",

@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,3 +82,11 @@ def test_assistant_message_and_wire_formats():
     back = for_template(for_wire([message]))[0]["tool_calls"][0]
     assert back["function"]["arguments"] == {"a": 1}
     assert for_template([{"role": "assistant", "content": None}])[0]["content"] == ""
+
+
+def test_malformed_history_tool_calls_are_one_line_errors():
+    broken = [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}]}]
+    with pytest.raises(ValueError, match=r"tool call 0 \(f\): arguments are not JSON"):
+        for_template(broken)
+    with pytest.raises(ValueError, match="tool call 0 of an assistant message: missing 'name'"):
+        for_template([{"role": "assistant", "tool_calls": [{"function": {"arguments": {}}}]}])
