@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
 from llm_backends.cache import ResponseCache
 from llm_backends.engine import ChatEngine
@@ -57,17 +57,17 @@ def qwen25_05b_config(vocab_size: int) -> Qwen2Config:
 
 def build_engine(arch: str, device: str, dtype: str, max_batch: int) -> TransformersEngine:
     """SmolLM2 (real weights) or a random Qwen2.5-0.5B, as one engine taking a whole batch at once."""
-    model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
-    name = MODEL_NAME
-    if arch == "qwen2.5-0.5b":
-        target = resolve_device(device)
-        torch.manual_seed(0)
-        config = qwen25_05b_config(151_936)
-        config.eos_token_id = tokenizer.eos_token_id
-        config.pad_token_id = tokenizer.pad_token_id
-        model = Qwen2ForCausalLM(config).to(target, resolve_dtype(dtype, target))
-        name = "qwen2.5-0.5b-random"
-    return TransformersEngine(model, tokenizer, name, max_batch_tokens=10**9, max_batch_size=max_batch)
+    if arch == "smollm2":
+        model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
+        return TransformersEngine(model, tokenizer, MODEL_NAME, max_batch_tokens=10**9, max_batch_size=max_batch)
+    tokenizer = AutoTokenizer.from_pretrained(ensure_converted())
+    target = resolve_device(device)
+    torch.manual_seed(0)
+    config = qwen25_05b_config(151_936)
+    config.eos_token_id = tokenizer.eos_token_id
+    config.pad_token_id = tokenizer.pad_token_id
+    model = Qwen2ForCausalLM(config).to(target, resolve_dtype(dtype, target))
+    return TransformersEngine(model, tokenizer, "qwen2.5-0.5b-random", max_batch_tokens=10**9, max_batch_size=max_batch)
 
 
 def conversations(n: int) -> list[list[dict]]:
@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument("--model-arch", choices=["smollm2", "qwen2.5-0.5b"], default="smollm2")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPU, float32 on CPU")
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--batches", "--batch", type=int, nargs="+", default=[1, 16, 64], help="batch sizes (1 is always added)")
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="raw and engine runs alternate; best of each")
     parser.add_argument("--threaded", type=int, default=16, help="concurrent single-conversation callers (0: skip)")
@@ -159,7 +159,7 @@ def main() -> None:
     time_engine(engine, conversations(2), SamplingParams(max_new_tokens=4))  # warm-up
     print(f"{'batch':>5} {'tokens':>7} {'raw s':>8} {'engine s':>9} {'raw tok/s':>10} {'engine tok/s':>13} {'overhead':>9} {'gain vs b=1':>12}")
     base = None
-    worst_overhead = 0.0
+    overheads = []
     for b in batches:
         convs = conversations(b)
         pairs = [(time_raw(engine, convs, params), time_engine(engine, convs, params)) for _ in range(args.repeats)]
@@ -168,10 +168,11 @@ def main() -> None:
         rate = eng_tokens / eng_s
         base = base or rate
         overhead = eng_s / raw_s - 1
-        worst_overhead = max(worst_overhead, overhead)
+        overheads.append(overhead)
         print(f"{b:>5} {eng_tokens:>7} {raw_s:>8.2f} {eng_s:>9.2f} {raw_tokens / raw_s:>10.1f} {rate:>13.1f} "
               f"{overhead:>+8.1%} {rate / base:>11.1f}x")
     gain = rate / base
+    worst_overhead = max(overheads)
     if args.threaded:
         convs = conversations(args.threaded)
         serial = time_threaded(engine, convs, params)
