@@ -21,12 +21,10 @@ from pathlib import Path
 
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from llm_backends.cache import open_cache
 from llm_backends.chat_template import SMOLLM2_DEFAULT_SYSTEM, qwen25_template
 from llm_backends.engine import ChatEngine
-from llm_backends.microbatch import with_microbatching
 from llm_backends.paths import build_folder, cache_root
-from llm_backends.transformers_engine import TransformersEngine, load_pretrained
+from llm_backends.transformers_engine import transformers_engine
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +90,7 @@ def smollm2_engine(
     batch_wait_ms: float = 0.0,
 ) -> ChatEngine:
     """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use)."""
-    model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
-    engine = TransformersEngine(
-        model, tokenizer, MODEL_NAME, max_batch_tokens=max_batch_tokens,
-        max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
+    return transformers_engine(
+        str(ensure_converted()), MODEL_NAME, device=device, dtype=dtype, max_batch_tokens=max_batch_tokens,
+        max_batch_size=max_batch_size, cache=cache, cache_path=cache_path, batch_wait_ms=batch_wait_ms,
     )
-    return with_microbatching(engine, batch_wait_ms)
