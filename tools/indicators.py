@@ -58,9 +58,14 @@ def chaikin_money_flow(bars: pd.DataFrame, window: int = 20) -> pd.Series:
     return flow.rolling(window).sum() / bars["volume"].rolling(window).sum()
 
 
+def stockstats_frame(bars: pd.DataFrame) -> stockstats.StockDataFrame:
+    """A stockstats frame over a copy of the OHLCV columns of `bars` (indicators by column name)."""
+    return stockstats.wrap(bars[["open", "high", "low", "close", "volume"]].copy())
+
+
 def indicator_table(bars: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     """The columns of the indicators `names` for every row of `bars` (NaN before warm-up)."""
-    frame = stockstats.wrap(bars[["open", "high", "low", "close", "volume"]].copy())
+    frame = stockstats_frame(bars)
     out = {}
     for name in names:
         columns, warmup = INDICATORS[name]

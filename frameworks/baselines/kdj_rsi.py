@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from frameworks.baselines.signal_rule import SignalRule, indicator_frame
+from frameworks.baselines.signal_rule import SignalRule, warmed_up
 from market.decision import Action
+from tools.indicators import stockstats_frame
 
 
 class KDJRSI(SignalRule):
@@ -18,9 +19,9 @@ class KDJRSI(SignalRule):
         self.j_low, self.j_high, self.rsi_low, self.rsi_high = j_low, j_high, rsi_low, rsi_high
 
     def signals(self, bars: pd.DataFrame) -> pd.Series:
-        stats = indicator_frame(bars)
+        stats = stockstats_frame(bars)
         j, rsi = stats[f"kdjj_{self.kdj_window}"], stats[f"rsi_{self.rsi_window}"]
-        warm = pd.Series(range(len(bars)), index=bars.index) >= max(self.kdj_window, self.rsi_window)
+        warm = warmed_up(bars, max(self.kdj_window, self.rsi_window) + 1)
         actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
         actions[(j < self.j_low) & (rsi < self.rsi_low) & warm] = Action.BUY
         actions[(j > self.j_high) & (rsi > self.rsi_high) & warm] = Action.SELL

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from frameworks.baselines.signal_rule import SignalRule, crossed_above, indicator_frame
+from frameworks.baselines.signal_rule import SignalRule, crossed_above
 from market.decision import Action
+from tools.indicators import stockstats_frame
 
 
 class MACDCross(SignalRule):
@@ -15,7 +16,7 @@ class MACDCross(SignalRule):
         self.fast, self.slow, self.signal = fast, slow, signal
 
     def signals(self, bars: pd.DataFrame) -> pd.Series:
-        stats = indicator_frame(bars)
+        stats = stockstats_frame(bars)
         params = f"{self.fast},{self.slow},{self.signal}"
         macd, line = stats[f"macd_{params}"], stats[f"macds_{params}"]
         actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)

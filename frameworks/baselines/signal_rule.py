@@ -4,23 +4,23 @@ The rule's `signals(bars)` must be causal — its value on bar t may depend only
 The fan-out then needs one indicator pass per ticker: it is computed on the view of the
 latest decision date in the batch (which holds no data after that date) and read off for every
 earlier date. A test checks that this gives the same decisions as deciding one date at a time.
-Indicators come from stockstats.
+Indicators come from stockstats, through the tools' `stockstats_frame`.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 
+import numpy as np
 import pandas as pd
-from stockstats import wrap
 
 from frameworks.base import TradingFramework
 from market.decision import Action, Decision, DecisionContext
 
 
-def indicator_frame(bars: pd.DataFrame):
-    """A stockstats frame over a copy of `bars` (columns open, high, low, close, volume)."""
-    return wrap(bars[["open", "high", "low", "close", "volume"]].copy())
+def warmed_up(bars: pd.DataFrame, window: int) -> pd.Series:
+    """True from the `window`-th bar on: where an indicator over `window` bars has a full window."""
+    return pd.Series(np.arange(len(bars)) >= window - 1, index=bars.index)
 
 
 def crossed_above(fast: pd.Series, slow: pd.Series) -> pd.Series:

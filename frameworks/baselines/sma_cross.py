@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from frameworks.baselines.signal_rule import SignalRule, crossed_above, indicator_frame
+from frameworks.baselines.signal_rule import SignalRule, crossed_above, warmed_up
 from market.decision import Action
+from tools.indicators import stockstats_frame
 
 
 class SMACross(SignalRule):
@@ -16,9 +17,9 @@ class SMACross(SignalRule):
         self.fast, self.slow = fast, slow
 
     def signals(self, bars: pd.DataFrame) -> pd.Series:
-        stats = indicator_frame(bars)
+        stats = stockstats_frame(bars)
         fast, slow = stats[f"close_{self.fast}_sma"], stats[f"close_{self.slow}_sma"]
-        valid = pd.Series(range(len(bars)), index=bars.index) >= self.slow - 1
+        valid = warmed_up(bars, self.slow)
         actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
         actions[crossed_above(fast, slow) & valid] = Action.BUY
         actions[crossed_above(slow, fast) & valid] = Action.SELL

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from frameworks.baselines.signal_rule import SignalRule, indicator_frame
+from frameworks.baselines.signal_rule import SignalRule, warmed_up
 from market.decision import Action
+from tools.indicators import stockstats_frame
 
 
 class ZScoreMeanReversion(SignalRule):
@@ -16,8 +17,8 @@ class ZScoreMeanReversion(SignalRule):
         self.window, self.entry, self.exit = window, entry, exit
 
     def signals(self, bars: pd.DataFrame) -> pd.Series:
-        z = indicator_frame(bars)[f"close_{self.window}_z"]
-        warm = pd.Series(range(len(bars)), index=bars.index) >= self.window - 1
+        z = stockstats_frame(bars)[f"close_{self.window}_z"]
+        warm = warmed_up(bars, self.window)
         actions = pd.Series(Action.HOLD, index=bars.index, dtype=object)
         actions[(z < -self.entry) & warm] = Action.BUY
         actions[(z >= self.exit) & warm] = Action.SELL
