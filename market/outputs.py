@@ -8,34 +8,28 @@ import pandas as pd
 
 from market.data import BAR_COLUMNS, MarketData
 from market.journal import JournalEntry
-from market.runner import RunResult
+from market.runner import EpisodeKey, RunResult
 
 LABEL_HORIZON_BARS = 10
 """Bars after the test window kept in prices.parquet, for forward-looking decision labels."""
 
 
+def _keyed(parts: dict[EpisodeKey, pd.DataFrame]) -> pd.DataFrame:
+    """The episode tables `parts` stacked, with framework, ticker and seed columns after the date."""
+    keyed = [part.assign(framework=key.framework, ticker=key.ticker, seed=key.seed) for key, part in parts.items()]
+    frame = pd.concat(keyed, ignore_index=True)
+    rest = [c for c in frame.columns if c not in ("date", "framework", "ticker", "seed")]
+    return frame[["date", "framework", "ticker", "seed", *rest]]
+
+
 def equity_frame(result: RunResult) -> pd.DataFrame:
     """One row per framework × ticker × seed × bar: date, framework, ticker, seed, equity, cash, position."""
-    parts = []
-    for key, episode in result.episodes.items():
-        part = episode.equity.rename_axis("date").reset_index()
-        part.insert(1, "framework", key.framework)
-        part.insert(2, "ticker", key.ticker)
-        part.insert(3, "seed", key.seed)
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    return _keyed({k: e.equity.rename_axis("date").reset_index() for k, e in result.episodes.items()})
 
 
 def trades_frame(result: RunResult) -> pd.DataFrame:
     """One row per fill: date, framework, ticker, seed, side, shares, price, notional, fee."""
-    parts = []
-    for key, episode in result.episodes.items():
-        part = episode.trades.copy()
-        part.insert(1, "framework", key.framework)
-        part.insert(2, "ticker", key.ticker)
-        part.insert(3, "seed", key.seed)
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    return _keyed({k: e.trades for k, e in result.episodes.items()})
 
 
 def decision_row(entry: JournalEntry) -> dict:

@@ -102,12 +102,15 @@ class EpisodeRunner:
             journaled = self.journal.load(entry.config_hash)
             seeds = self.spec.seeds if entry.framework.stochastic else self.spec.seeds[:1]
             episodes = [(ticker, seed) for ticker in self.spec.tickers for seed in seeds]
-            todo = sum(len(self._days[t]) for t, _ in episodes) - sum(
-                1 for (t, d, s) in journaled if (t, s) in episodes and d in self._days[t])
-            bar = tqdm(total=todo, desc=entry.name, unit="decision", disable=not self.progress,
+            keys = [(t, d, s) for t, s in episodes for d in self._days[t]]
+            missing = [key for key in keys if key not in journaled]
+            result.reused += len(keys) - len(missing)
+            bar = tqdm(total=len(missing), desc=entry.name, unit="decision", disable=not self.progress,
                        leave=False)
-            run_one = self._run_stateful if entry.framework.stateful else self._run_stateless
-            run_one(entry, episodes, journaled, result, bar)
+            if entry.framework.stateful:
+                self._run_stateful(entry, episodes, journaled, result, bar)
+            else:
+                self._run_stateless(entry, episodes, missing, journaled, result, bar)
             bar.close()
         return result
 
@@ -119,28 +122,25 @@ class EpisodeRunner:
         return DecisionContext(ticker=ticker, date=date, view=view, seed=seed, tools=tools,
                                portfolio=shown)
 
-    def _run_stateless(self, entry, episodes, journaled, result, bar) -> None:
-        missing = [(t, d, s) for t, s in episodes for d in self._days[t] if (t, d, s) not in journaled]
+    def _simulator(self, ticker: str) -> Simulator:
+        return Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+
+    def _run_stateless(self, entry, episodes, missing, journaled, result, bar) -> None:
         for lo in range(0, len(missing), self.spec.batch_size):
-            chunk = missing[lo:lo + self.spec.batch_size]
-            contexts = [self._context(entry, t, d, s) for t, d, s in chunk]
+            contexts = [self._context(entry, t, d, s) for t, d, s in missing[lo:lo + self.spec.batch_size]]
             fresh = self._decide(entry, contexts, result)
             journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
             bar.update(len(fresh))
         for ticker, seed in episodes:
-            simulator = Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+            simulator = self._simulator(ticker)
             for date in self._days[ticker]:
-                entry_ = journaled[(ticker, date, seed)]
-                result.decisions.append(entry_)
-                simulator.submit(entry_.decision)
+                journal_entry = journaled[(ticker, date, seed)]
+                result.decisions.append(journal_entry)
+                simulator.submit(journal_entry.decision)
             result.episodes[EpisodeKey(entry.name, ticker, seed)] = simulator.result()
-        result.reused += sum(len(self._days[t]) for t, _ in episodes) - len(missing)
 
     def _run_stateful(self, entry, episodes, journaled, result, bar) -> None:
-        simulators = {
-            (t, s): Simulator(self.data.frame(t).loc[self._days[t]], self.spec.execution)
-            for t, s in episodes
-        }
+        simulators = {(t, s): self._simulator(t) for t, s in episodes}
         while active := [(t, s) for (t, s), sim in simulators.items() if not sim.done]:
             pending = [(t, s) for t, s in active if (t, simulators[t, s].date, s) not in journaled]
             contexts = [self._context(entry, t, simulators[t, s].date, s, simulators[t, s].portfolio)
@@ -149,11 +149,10 @@ class EpisodeRunner:
                 fresh = self._decide(entry, contexts[lo:lo + self.spec.batch_size], result)
                 journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
                 bar.update(len(fresh))
-            result.reused += len(active) - len(pending)
             for t, s in active:
-                entry_ = journaled[(t, simulators[t, s].date, s)]
-                result.decisions.append(entry_)
-                simulators[t, s].submit(entry_.decision)
+                journal_entry = journaled[(t, simulators[t, s].date, s)]
+                result.decisions.append(journal_entry)
+                simulators[t, s].submit(journal_entry.decision)
         for (t, s), simulator in simulators.items():
             result.episodes[EpisodeKey(entry.name, t, s)] = simulator.result()
 
