@@ -121,8 +121,7 @@ class Simulator:
         delta = target_shares - self._shares
         if delta == 0:
             return
-        slip = self.config.slippage_bps / 1e4
-        fill_price = price * (1 + slip) if delta > 0 else price * (1 - slip)
+        fill_price = self._slipped(price, buying=delta > 0)
         notional = abs(delta) * fill_price
         fee = notional * self.config.fee_bps / 1e4
         self._cash -= delta * fill_price + fee
@@ -130,13 +129,18 @@ class Simulator:
         side = "BUY" if delta > 0 else "SELL"
         self._trades.append((self._dates[self._i], side, abs(delta), fill_price, notional, fee))
 
+    def _slipped(self, price: float, buying: bool) -> float:
+        """The fill price: `price` moved against the trader by `slippage_bps`."""
+        slip = self.config.slippage_bps / 1e4
+        return price * (1 + slip) if buying else price * (1 - slip)
+
     def _target_shares(self, decision: Decision, price: float) -> float:
         config = self.config
         if config.mode == "discrete":
             if decision.action is None:
                 raise ConfigError("discrete execution mode needs decisions with an action, got a target")
             if decision.action is Action.BUY:
-                buy_price = price * (1 + config.slippage_bps / 1e4)
+                buy_price = self._slipped(price, buying=True)
                 return self._shares + math.floor(config.buy_fraction * max(self._cash, 0.0) / buy_price)
             if decision.action is Action.SELL:
                 return 0.0
