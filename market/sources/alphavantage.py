@@ -27,6 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -208,9 +209,7 @@ def alphavantage_records(tickers: list[str], cache_dir: str | Path | None = None
 
 def with_alphavantage(data: MarketData, cache_dir: str | Path | None = None) -> MarketData:
     """`data` with the cached Alpha Vantage channels of its tickers added (replacing same-named ones)."""
-    records = {**data.records, **alphavantage_records(data.tickers, cache_dir)}
-    return MarketData(bars=data.bars, records=records, origin=data.origin,
-                      decision_time=data.decision_time, periods_per_year=data.periods_per_year)
+    return replace(data, records={**data.records, **alphavantage_records(data.tickers, cache_dir)})
 
 
 def main(argv: list[str] | None = None) -> int:

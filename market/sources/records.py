@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -213,5 +213,4 @@ def with_records(data: MarketData, files: Mapping[str, str | Path]) -> MarketDat
     records = dict(data.records)
     for channel, path in files.items():
         records[channel] = load_records(path, channel)
-    return MarketData(bars=data.bars, records=records, origin=data.origin,
-                      decision_time=data.decision_time, periods_per_year=data.periods_per_year)
+    return replace(data, records=records)
