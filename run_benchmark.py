@@ -20,13 +20,10 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from frameworks.registry import build_frameworks, register_plugins
-from market.data import MarketData
-from market.errors import ConfigError, DataError
+from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
+from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
 from market.journal import Journal
 from market.outputs import write_episodes
@@ -39,21 +36,11 @@ from tools import ToolSet
 DEFAULT_SUITE = "quick"
 
 
-def load_market(config: DictConfig) -> MarketData:
-    """Instantiate the data config, surfacing the loader's own one-line error."""
-    try:
-        return instantiate(config)
-    except InstantiationException as error:
-        if isinstance(error.__cause__, (DataError, ConfigError)):
-            raise error.__cause__ from None
-        raise
-
-
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     splits = Splits.model_validate(OmegaConf.to_container(cfg.split, resolve=True))
     tickers = list(cfg.tickers)
-    data = load_market(cfg.data)
+    data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index)
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
@@ -80,14 +67,15 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         "decisions_failed": result.failed, "wall_s": round(time.perf_counter() - started, 3),
     }
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
-    averages = table[table["ticker"] == "AVG"].drop(columns="ticker")
-    (run_dir / "summary.md").write_text(
-        f"# {cfg.name}: {', '.join(tickers)}, {facts['test_window'][0]} .. {facts['test_window'][1]}\n\n"
-        f"Averages over tickers (fractions; conventions in metrics/performance.py):\n\n"
-        f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
-        f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
     if cfg.report:
         write_report(run_dir)
+    else:
+        averages = table[table["ticker"] == "AVG"].drop(columns="ticker")
+        (run_dir / "summary.md").write_text(
+            f"# {cfg.name}: {', '.join(tickers)}, {facts['test_window'][0]} .. {facts['test_window'][1]}\n\n"
+            f"Averages over tickers (fractions; conventions in metrics/performance.py):\n\n"
+            f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
+            f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, "
           f"{result.failed} failed; wrote {run_dir / 'metrics.csv'}")
     return run_dir / "metrics.csv"
@@ -99,7 +87,7 @@ def main(cfg: DictConfig) -> None:
     try:
         run(cfg, run_dir)
     except (DataError, ConfigError, ValueError) as error:
-        print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
+        print(f"error: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
 
 

@@ -22,11 +22,12 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from frameworks.base import TradingFramework
-from market.errors import ConfigError
+from market.errors import ConfigError, DataError, one_line
 from market.runner import FrameworkEntry
 
 ENTRY_POINT_GROUP = "tradeduel.frameworks"
@@ -54,6 +55,21 @@ def register_plugins() -> list[str]:
     return names
 
 
+def instantiate_or_explain(config: DictConfig, label: str) -> Any:
+    """`hydra.utils.instantiate(config)`, with a failure turned into one `ConfigError` line.
+
+    A `DataError` or `ConfigError` raised by the target already names its file or field and is
+    passed on as it is; any other failure is prefixed with `label` (e.g. "framework macd").
+    """
+    try:
+        return instantiate(config)
+    except InstantiationException as error:
+        cause = error.__cause__ or error
+        if isinstance(cause, (DataError, ConfigError)):
+            raise cause from None
+        raise ConfigError(f"{label}: {one_line(cause)}") from None
+
+
 def config_hash(plain: dict) -> str:
     """SHA-256 (first 16 hex digits) of a resolved config, keys sorted: the journal key."""
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -72,11 +88,7 @@ def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: Dic
                           "+framework@frameworks.NAME=NAME")
     entries = []
     for name, config in configs.items():
-        try:
-            framework = instantiate(config)
-        except Exception as error:  # hydra wraps the constructor's exception
-            cause = error.__cause__ or error
-            raise ConfigError(f"framework {name}: {cause}") from None
+        framework = instantiate_or_explain(config, f"framework {name}")
         if not isinstance(framework, TradingFramework):
             raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
         inputs = {"name": str(name), "framework": config, **shared}

@@ -82,6 +82,12 @@ def test_unknown_ticker_is_one_line(tmp_path, run_cli):
     assert "unknown embedded ticker 'NOPE'" in done.stderr
 
 
+def test_invalid_data_knob_is_one_line_naming_the_field(tmp_path, run_cli):
+    done = run_cli("+suite=synthetic", "data.days=3", f"hydra.run.dir={tmp_path}", check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: data: SyntheticKnobs: days: Input should be greater than or equal to 30"
+
+
 def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
     env = {**support_env(), "TRADEDUEL_CACHE": str(tmp_path / "cache")}
     done = subprocess.run(benchmark_command("+suite=paper", f"hydra.run.dir={tmp_path / 'out'}"), cwd=ROOT, env=env,
