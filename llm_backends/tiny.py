@@ -20,12 +20,10 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
-from llm_backends.cache import open_cache
 from llm_backends.chat_template import qwen25_template
 from llm_backends.engine import ChatEngine
-from llm_backends.microbatch import with_microbatching
 from llm_backends.paths import build_folder, cache_root
-from llm_backends.transformers_engine import TransformersEngine, load_pretrained
+from llm_backends.transformers_engine import transformers_engine
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 TOOL_TOKENS = ["<tool_call>", "</tool_call>"]
@@ -147,9 +145,8 @@ def tiny_engine(
         num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
         num_key_value_heads=num_key_value_heads, initializer_range=initializer_range, seed=seed,
     )
-    model, tokenizer = load_pretrained(ensure_tiny(spec), device, "float32")
-    engine = TransformersEngine(
-        model, tokenizer, f"tiny-qwen2-{spec.digest()}", max_batch_tokens=max_batch_tokens,
-        max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
+    return transformers_engine(
+        str(ensure_tiny(spec)), f"tiny-qwen2-{spec.digest()}", device=device, dtype="float32",
+        max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, cache=cache,
+        cache_path=cache_path, batch_wait_ms=batch_wait_ms,
     )
-    return with_microbatching(engine, batch_wait_ms)
