@@ -12,18 +12,22 @@ import pandas as pd
 
 from metrics import regime, trading
 from metrics.bootstrap import average_metric_cis
+from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm, mean_difference_test
 from metrics.rundir import EPISODE_KEYS, Run, portfolio_returns
 from metrics.seeds import aggregate_seeds
 from metrics.tables import format_ci, format_value
-
-AVERAGE = "AVG"
 
 
 def seed_means(run: Run) -> pd.DataFrame:
     """``metrics.csv`` averaged over seeds, indexed by (framework, ticker) (ticker ``AVG`` included)."""
     numeric = run.metrics.drop(columns=["seed"]).select_dtypes("number").columns
     return run.metrics.groupby(["framework", "ticker"], sort=False)[list(numeric)].mean()
+
+
+def average_means(run: Run) -> pd.DataFrame:
+    """The ``ticker=AVG`` rows of ``metrics.csv`` averaged over seeds, indexed by framework."""
+    return seed_means(run).xs(AVERAGE_TICKER, level="ticker")
 
 
 def significance_marker(p_value: float) -> str:
@@ -53,8 +57,8 @@ def arr_markers(
     for framework in run.frameworks:
         if framework == benchmark:
             continue
-        for ticker in [*run.tickers, AVERAGE]:
-            if ticker == AVERAGE:
+        for ticker in [*run.tickers, AVERAGE_TICKER]:
+            if ticker == AVERAGE_TICKER:
                 ours, theirs = portfolio[framework], portfolio[benchmark]
             else:
                 ours = _ticker_mean_returns(returns, framework, ticker)
@@ -78,9 +82,9 @@ def main_table(run: Run, returns: pd.DataFrame, benchmark: str, reps: int = 1000
             value = means.loc[(framework, ticker), "ARR"]
             row[f"{ticker} ARR %"] = format_ci(value, *ci, scale=100, digits=1, marker=marker)
         cis = average_metric_cis(returns[framework], periods, reps, seed)
-        average = means.loc[(framework, AVERAGE)]
+        average = means.loc[(framework, AVERAGE_TICKER)]
         row["Avg ARR %"] = format_ci(average["ARR"], *cis["ARR"], scale=100, digits=1,
-                                     marker=markers.get((framework, AVERAGE), ""))
+                                     marker=markers.get((framework, AVERAGE_TICKER), ""))
         row["SR"] = format_ci(average["SR"], *cis["SR"], digits=3)
         row["MDD %"] = format_ci(average["MDD"], *cis["MDD"], scale=100, digits=1)
         rows[framework] = row
@@ -126,7 +130,7 @@ METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
 
 def metrics_table(run: Run) -> pd.DataFrame:
     """The ``ticker=AVG`` rows of ``metrics.csv`` averaged over seeds, every metric, formatted."""
-    averages = seed_means(run).xs(AVERAGE, level="ticker").reindex(run.frameworks)
+    averages = average_means(run).reindex(run.frameworks)
     return pd.DataFrame(
         {heading: averages[column].map(lambda v, s=scale, d=digits: format_value(v, s, d))
          for column, (heading, scale, digits) in METRIC_FORMATS.items() if column in averages},
@@ -141,7 +145,7 @@ def efficiency_numbers(run: Run) -> pd.DataFrame:
     numbers = grouped[columns].mean()
     numbers.insert(0, "decisions", grouped.size())
     numbers["tokens"] = numbers["prompt_tokens"] + numbers["completion_tokens"]
-    numbers["ARR"] = seed_means(run).xs(AVERAGE, level="ticker")["ARR"]
+    numbers["ARR"] = average_means(run)["ARR"]
     return numbers.reindex(run.frameworks)
 
 
@@ -201,7 +205,7 @@ def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def seeds_table(run: Run, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of ARR and SR (seeds x tickers)."""
-    episodes = run.metrics[run.metrics["ticker"] != AVERAGE]
+    episodes = run.metrics[run.metrics["ticker"] != AVERAGE_TICKER]
     rows = {}
     for framework, group in episodes.groupby("framework", sort=False):
         if group["seed"].nunique() < 2:

@@ -27,7 +27,7 @@ from metrics.model_selection import model_confidence_set, spa_pvalues
 from metrics.paired import holm, mean_difference_test, sharpe_difference_test
 from metrics.performance import sharpe_ratio
 from metrics.rundir import Run, portfolio_returns
-from metrics.run_tables import AVERAGE, seed_means
+from metrics.run_tables import average_means
 from metrics.sharpe_inference import deflated_sharpe_ratio, probabilistic_sharpe_ratio
 from metrics.tables import format_value
 
@@ -45,7 +45,7 @@ class Significance:
 
 def best_framework(run: Run) -> str:
     """The framework with the highest seed-averaged average ARR."""
-    return str(seed_means(run).xs(AVERAGE, level="ticker")["ARR"].idxmax())
+    return str(average_means(run)["ARR"].idxmax())
 
 
 def _pairwise(portfolio: pd.DataFrame, reference: str, reps: int, seed: int) -> pd.DataFrame:
