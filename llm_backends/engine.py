@@ -99,8 +99,8 @@ class ChatEngine(ABC):
         start = time.perf_counter()
         plain = [cache_key(self.engine_id, self.model, c, tools, params) for c in conversations]
         keys = [
-            cache_key(self.engine_id, self.model, c, tools, params, n)
-            for c, n in zip(conversations, occurrences(plain))
+            key if n == 0 else cache_key(self.engine_id, self.model, c, tools, params, n)
+            for c, key, n in zip(conversations, plain, occurrences(plain))
         ]
         hits = cache.get_many(keys)
         lookup_s = time.perf_counter() - start
