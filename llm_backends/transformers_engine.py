@@ -146,7 +146,8 @@ class TransformersEngine(ChatEngine):
         with torch.inference_mode():
             out = self.hf_model.generate(**enc, generation_config=config, stopping_criteria=StoppingCriteriaList(stops))
         generated = out[:, prompt_length:].tolist()
-        lengths = [completion_length(row, set(self.eos_ids), self.tokenizer.pad_token_id) for row in generated]
+        eos = set(self.eos_ids)
+        lengths = [completion_length(row, eos, self.tokenizer.pad_token_id) for row in generated]
         texts = self.tokenizer.batch_decode([row[:n] for row, n in zip(generated, lengths)], skip_special_tokens=True)
         latency = time.perf_counter() - start
         return [
