@@ -63,13 +63,3 @@ class MarketData:
                 f"empty window for {ticker}: no bars between {start} and {end} (data covers {span})"
             )
         return days
-
-    def restricted(self, tickers: list[str]) -> "MarketData":
-        """The same market limited to `tickers` (records are kept whole)."""
-        return MarketData(
-            bars={t: self.frame(t) for t in tickers},
-            records=self.records,
-            origin={t: self.origin.get(t, "") for t in tickers},
-            decision_time=self.decision_time,
-            periods_per_year=self.periods_per_year,
-        )

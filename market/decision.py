@@ -80,11 +80,6 @@ class Decision(BaseModel):
             raise ValueError("a Decision sets exactly one of `action` or `target`")
         return self
 
-    @classmethod
-    def failed(cls, fallback: Action, error: str) -> "Decision":
-        """The fallback decision recorded when a framework raised on this context."""
-        return cls(action=fallback, trace=Trace(error=error))
-
 
 @dataclass(frozen=True)
 class DecisionContext:

@@ -45,10 +45,6 @@ class MarketView:
     def channels(self) -> list[str]:
         return sorted(self._data.records)
 
-    @property
-    def periods_per_year(self) -> float:
-        return self._data.periods_per_year
-
     def bars(self, ticker: str, lookback: int | None = None,
              start: str | pd.Timestamp | None = None) -> pd.DataFrame:
         """Bars of `ticker` dated ≤ asof: the last `lookback` of them, or those from `start` on."""
