@@ -35,11 +35,11 @@ import pandas as pd
 
 from market.data import MarketData
 from market.errors import DataError
+from market.sources.cache import cache_folder
 from market.sources.records import validate_records
 
 API_URL = "https://www.alphavantage.co/query"
 KEY_VARIABLE = "ALPHAVANTAGE_API_KEY"
-DEFAULT_CACHE = Path(os.environ.get("TRADEDUEL_CACHE", Path.home() / ".cache" / "tradeduel")) / "alphavantage"
 
 TICKER_FUNCTIONS = ("NEWS_SENTIMENT", "INCOME_STATEMENT", "BALANCE_SHEET", "CASH_FLOW",
                     "INSIDER_TRANSACTIONS", "DIVIDENDS")
@@ -89,7 +89,7 @@ def fetch_alphavantage(tickers: list[str], cache_dir: str | Path | None = None,
     if get is None:
         import httpx
         get = lambda url, params: httpx.get(url, params=params, timeout=60)  # noqa: E731
-    folder = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    folder = cache_folder("alphavantage", cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(f, t) for t in tickers for f in TICKER_FUNCTIONS] + [(f, None) for f in MACRO_FUNCTIONS]
     written = []
@@ -193,7 +193,7 @@ def macro_rows(payload: dict[str, Any], function: str) -> list[dict[str, Any]]:
 
 def alphavantage_records(tickers: list[str], cache_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
     """The news, fundamentals, insider, dividends and macro channels from the cache."""
-    folder = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    folder = cache_folder("alphavantage", cache_dir)
     rows: dict[str, list[dict[str, Any]]] = {c: [] for c in ("news", "fundamentals", "insider", "dividends", "macro")}
     for ticker in tickers:
         rows["news"] += news_rows(_read(cache_file(folder, "NEWS_SENTIMENT", ticker)), ticker)

@@ -8,17 +8,14 @@ the cached files. Prices are Yahoo's split-adjusted `Close` and `Open` (auto_adj
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
 
 from market.data import MarketData
 from market.errors import ConfigError, DataError
+from market.sources.cache import cache_folder
 from market.sources.files import load_folder
-
-DEFAULT_CACHE = Path(os.environ.get("TRADEDUEL_CACHE", Path.home() / ".cache" / "tradeduel")) / "yfinance"
-
 
 LABEL_PADDING = pd.Timedelta(days=31)
 """Extra calendar days fetched after `end`, so that forward-looking labels of the last decisions
@@ -34,7 +31,7 @@ def fetch_command(tickers: list[str], start: str, end: str) -> str:
 def load_yfinance(tickers: list[str], start: str, end: str,
                   cache_dir: str | Path | None = None) -> MarketData:
     """Cached Yahoo bars of `tickers`; stops with the fetch command when any is missing or short."""
-    folder = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    folder = cache_folder("yfinance", cache_dir)
     missing = [t for t in tickers if not (folder / f"{t}.csv").is_file()]
     if missing:
         raise DataError(f"{folder}: no cached data for {', '.join(missing)}; fetch it with: "
@@ -54,7 +51,7 @@ def fetch_yfinance(tickers: list[str], start: str, end: str, cache_dir: str | Pa
         import yfinance
     except ImportError:
         raise ConfigError("yfinance is not installed: pip install 'tradeduel[online]'") from None
-    folder = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    folder = cache_folder("yfinance", cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     files = []
     for ticker in tickers:

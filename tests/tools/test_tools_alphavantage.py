@@ -11,6 +11,7 @@ import pytest
 from market.errors import DataError
 from market.sources.alphavantage import (KEY_VARIABLE, MACRO_FUNCTIONS, TICKER_FUNCTIONS, alphavantage_records,
                                          fetch_alphavantage, with_alphavantage)
+from market.sources.cache import CACHE_ENV, cache_folder
 from market.sources.embedded import load_embedded
 from market.view import MarketView
 from tools import ToolSet
@@ -83,3 +84,11 @@ def test_errors_are_one_clear_line(tmp_path, monkeypatch):
     (tmp_path / "NEWS_SENTIMENT_NVDA.json").write_text(json.dumps({"Information": "rate limit reached"}))
     with pytest.raises(DataError, match="Alpha Vantage says: rate limit reached"):
         alphavantage_records(["NVDA"], tmp_path)
+
+
+def test_the_cache_folder_follows_the_environment_at_call_time(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    assert cache_folder("alphavantage") == tmp_path / "alphavantage"
+    assert cache_folder("alphavantage", tmp_path / "mine") == tmp_path / "mine"
+    monkeypatch.setenv(CACHE_ENV, "")
+    assert cache_folder("yfinance") == Path.home() / ".cache" / "tradeduel" / "yfinance"
