@@ -11,7 +11,7 @@ import pandas as pd
 
 from market.data import BAR_COLUMNS
 from market.errors import DataError
-from market.validation import validate_bars
+from market.validation import require_columns, validate_bars
 
 
 def _canonical_name(column: str) -> str:
@@ -29,9 +29,7 @@ def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
     date_column = next((c for c in ("date", "datetime", "timestamp") if c in frame.columns), None)
     if date_column is None:
         raise DataError(f"{origin}: missing column date")
-    missing = [c for c in BAR_COLUMNS if c not in frame.columns]
-    if missing:
-        raise DataError(f"{origin}: missing column(s) {', '.join(missing)}")
+    require_columns(frame.columns, origin)
     dates = pd.to_datetime(frame[date_column], errors="coerce", format="mixed")
     if dates.dt.tz is not None:
         dates = dates.dt.tz_convert(None)
