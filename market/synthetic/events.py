@@ -11,6 +11,8 @@ when the score is positive and sells otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -54,26 +56,28 @@ def record_frame(channel: str, rows: list[dict]) -> pd.DataFrame:
     return frame.sort_values("available_at", kind="stable").reset_index(drop=True)
 
 
-def news(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
-    """The `news` channel: ticker, available_at, headline, source, sentiment."""
+def _text_channel(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str],
+                  name: str, text_column: str, templates: dict[str, tuple[str, ...]],
+                  extra: Callable[[], dict]) -> pd.DataFrame:
+    """A text channel: sentiment = tanh(score), a template text of its tone, and `extra()`'s columns."""
     rows = []
     for ticker, time, score in _events(rng, z, channel):
         sentiment = round(float(np.tanh(score)), 3)
-        rows.append({"ticker": ticker, "available_at": time,
-                     "headline": fill(rng, HEADLINES, sentiment, ticker, companies[ticker]),
-                     "source": SOURCES[rng.integers(len(SOURCES))], "sentiment": sentiment})
-    return record_frame("news", rows)
+        text = fill(rng, templates, sentiment, ticker, companies[ticker])
+        rows.append({"ticker": ticker, "available_at": time, text_column: text, "sentiment": sentiment, **extra()})
+    return record_frame(name, rows)
+
+
+def news(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
+    """The `news` channel: ticker, available_at, headline, source, sentiment."""
+    return _text_channel(rng, z, channel, companies, "news", "headline", HEADLINES,
+                         lambda: {"source": SOURCES[rng.integers(len(SOURCES))]})
 
 
 def social(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, companies: dict[str, str]) -> pd.DataFrame:
     """The `social` channel: ticker, available_at, text, sentiment, likes."""
-    rows = []
-    for ticker, time, score in _events(rng, z, channel):
-        sentiment = round(float(np.tanh(score)), 3)
-        rows.append({"ticker": ticker, "available_at": time,
-                     "text": fill(rng, POSTS, sentiment, ticker, companies[ticker]),
-                     "sentiment": sentiment, "likes": float(np.floor(rng.lognormal(2.0, 1.2)))})
-    return record_frame("social", rows)
+    return _text_channel(rng, z, channel, companies, "social", "text", POSTS,
+                         lambda: {"likes": float(np.floor(rng.lognormal(2.0, 1.2)))})
 
 
 def insider(rng: np.random.Generator, z: pd.DataFrame, channel: Channel, close: pd.DataFrame) -> pd.DataFrame:
