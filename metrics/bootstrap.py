@@ -16,8 +16,8 @@ made of, so its bootstrap distribution is biased towards smaller drawdowns.
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -39,38 +39,43 @@ def block_length(data: np.ndarray) -> float:
     return max(1.0, float(np.mean(lengths))) if lengths else 1.0
 
 
-def bootstrap_ci(
-    data: np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray],
-    reps: int = 1000,
-    seed: int = 0,
-    size: float = 0.95,
-) -> np.ndarray:
-    """Percentile stationary-bootstrap CI of a vector ``statistic(data)``: array (2, k) of lower/upper bounds.
+REPLICATION_CHUNK = 2**22
+"""Most return values resampled at once (replications x days x columns): bounds the memory of long runs."""
 
-    Rows of ``data`` (days) are resampled in blocks; columns (tickers) move together.
+
+def _panel_metric_means(panels: np.ndarray, periods_per_year: float) -> np.ndarray:
+    """Array (3, n): mean over columns (NaN skipped) of ARR, SR and MDD of each of ``panels`` (n, days, columns)."""
+    count, days, columns = panels.shape
+    side_by_side = panels.transpose(1, 0, 2).reshape(days, count * columns)
+    per_column = np.vstack(
+        [
+            annual_return_columns(side_by_side, periods_per_year),
+            sharpe_ratio_columns(side_by_side),
+            max_drawdown_columns(side_by_side),
+        ]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a panel where a metric is NaN in every column
+        return np.nanmean(per_column.reshape(len(CI_METRICS), count, columns), axis=2)
+
+
+def bootstrap_ci(
+    data: np.ndarray, periods_per_year: float = 252.0, reps: int = 1000, seed: int = 0, size: float = 0.95
+) -> np.ndarray:
+    """Percentile stationary-bootstrap CIs of the cross-column mean ARR, SR and MDD: array (2, 3) of lower/upper bounds.
+
+    Rows of ``data`` (days) are resampled in blocks; columns (tickers) move together. The
+    replications are the draws ``StationaryBootstrap.conf_int`` would make (same seed, same
+    indices, same percentiles), but their metrics are computed together rather than one
+    Python call per replication.
     """
     values = np.asarray(data, dtype=float)
     bootstrap = StationaryBootstrap(block_length(values), values, seed=seed)
-    return bootstrap.conf_int(statistic, reps=reps, method="percentile", size=size)
-
-
-def _panel_metrics(periods_per_year: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Statistic: the mean over columns (NaN skipped) of ARR, SR and MDD of each column."""
-
-    def statistic(panel: np.ndarray) -> np.ndarray:
-        per_column = np.vstack(
-            [
-                annual_return_columns(panel, periods_per_year),
-                sharpe_ratio_columns(panel),
-                max_drawdown_columns(panel),
-            ]
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a draw where a metric is NaN in every column
-            return np.nanmean(per_column, axis=1)
-
-    return statistic
+    indices = np.array([bootstrap.update_indices() for _ in range(reps)])
+    chunks = np.array_split(indices, max(1, math.ceil(values.size * reps / REPLICATION_CHUNK)))
+    estimates = np.hstack([_panel_metric_means(values[chunk], periods_per_year) for chunk in chunks])
+    alpha = (1.0 - size) / 2.0
+    return np.percentile(estimates, [100 * alpha, 100 * (1.0 - alpha)], axis=1)
 
 
 def metric_cis(
@@ -85,5 +90,5 @@ def average_metric_cis(
     panel: pd.DataFrame, periods_per_year: float = 252.0, reps: int = 1000, seed: int = 0, size: float = 0.95
 ) -> dict[str, tuple[float, float]]:
     """CIs of the cross-ticker mean of ARR, SR and MDD; ``panel`` = daily returns, rows dates, columns tickers."""
-    bounds = bootstrap_ci(panel.to_numpy(dtype=float), _panel_metrics(periods_per_year), reps, seed, size)
+    bounds = bootstrap_ci(panel.to_numpy(dtype=float), periods_per_year, reps, seed, size)
     return {name: (float(bounds[0, i]), float(bounds[1, i])) for i, name in enumerate(CI_METRICS)}
