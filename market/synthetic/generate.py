@@ -15,18 +15,13 @@ from market.data import MarketData
 from market.synthetic.company import company_records
 from market.synthetic.events import insider, news, social
 from market.synthetic.knobs import SyntheticKnobs
-from market.synthetic.latent import simulate_latent
+from market.synthetic.latent import simulate_latent, standardised
 from market.synthetic.macro import macro_records
 from market.synthetic.prices import simulate_bars
 from market.synthetic.text import company_name
 from market.validation import validate_bars
 
 _STREAMS = ("latent", "bars", "names", "news", "social", "insider", "company", "macro")
-
-
-def _standardised(alpha: pd.DataFrame, std: float) -> pd.DataFrame:
-    """z = alpha / std (all zeros when std = 0)."""
-    return alpha / std if std > 0 else alpha * 0.0
 
 
 def generate_market(**knobs: Any) -> MarketData:
@@ -45,7 +40,7 @@ def generate_market(**knobs: Any) -> MarketData:
     for ticker, frame in bars.items():
         validate_bars(frame, f"{origin}:{ticker}")
     companies = {t: company_name(streams["names"], t) for t in spec.tickers}
-    z = _standardised(latent.alpha, spec.alpha_vol)
+    z = standardised(latent.alpha, spec.alpha_vol)
     close = pd.DataFrame({t: frame["close"] for t, frame in bars.items()})
     channels = spec.channels
     records = {

@@ -12,11 +12,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from market.synthetic.knobs import SyntheticKnobs
+
+T = TypeVar("T", np.ndarray, pd.DataFrame)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ def ar1(rng: np.random.Generator, shape: tuple[int, ...], phi: float, std: float
     for t in range(1, shape[0]):
         out[t] = phi * out[t - 1] + scale * shocks[t]
     return out
+
+
+def standardised(alpha: T, std: float) -> T:
+    """z = alpha / std (all zeros when std = 0: a channel then carries no information)."""
+    return alpha / std if std > 0 else alpha * 0.0
 
 
 def simulate_latent(knobs: SyntheticKnobs, dates: pd.DatetimeIndex, rng: np.random.Generator) -> Latent:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from market.synthetic.events import latent_scores
 from market.synthetic.knobs import Channel, SyntheticKnobs
-from market.synthetic.latent import Latent, ar1
+from market.synthetic.latent import Latent, ar1, standardised
 
 CLOSE = pd.Timedelta(hours=16)
 
@@ -34,7 +34,7 @@ def macro_records(rng: np.random.Generator, knobs: SyntheticKnobs, latent: Laten
     level = 1000 * np.cumprod(1 + latent.factor + latent.market_alpha.shift(1, fill_value=0.0))
     vol = np.array([knobs.regimes[r].vol for r in latent.regime])
     thursdays = np.flatnonzero(dates.day_of_week == 3)
-    z = latent.market_alpha.to_numpy()[thursdays] / knobs.market_alpha_vol if knobs.market_alpha_vol else np.zeros(len(thursdays))
+    z = standardised(latent.market_alpha.to_numpy()[thursdays], knobs.market_alpha_vol)
     months = pd.date_range(dates[0] - pd.offsets.MonthBegin(1), dates[-1], freq="MS")
     cpi_days = dates.searchsorted(months + pd.offsets.MonthBegin(1) + pd.Timedelta(days=11))
     keep = cpi_days < n
