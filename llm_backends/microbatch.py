@@ -5,7 +5,8 @@ each thread asks for one completion at a time, and a local engine would serve th
 one. `MicroBatchingEngine` queues the calls, waits up to `max_wait_s` after the first one for
 more, and sends the calls that share tools and sampling parameters to the inner engine as one
 batch. Callers block until their own results are ready; errors reach the caller that sent
-the failing group. The inner engine keeps the cache; `wrapper.usage` counts the callers' calls
+the failing group. `close()` serves what is queued, ends the batching thread and closes the
+inner engine. The inner engine keeps the cache; `wrapper.usage` counts the callers' calls
 and their waits, `wrapper.inner.usage` the merged batches.
 """
 
@@ -23,16 +24,18 @@ from llm_backends.engine import ChatEngine
 from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
 
 
+def group_key(tools: list[ToolSchema] | None, params: SamplingParams) -> str:
+    """Requests with equal tools and sampling parameters can share one engine call."""
+    return json.dumps([tools or [], params.model_dump(mode="json")], sort_keys=True)
+
+
 @dataclass
 class _Request:
     conversations: list[Conversation]
     tools: list[ToolSchema] | None
     params: SamplingParams
+    group: str
     future: Future = field(default_factory=Future)
-
-    def group(self) -> str:
-        """Requests with equal tools and sampling parameters can share one engine call."""
-        return json.dumps([self.tools or [], self.params.model_dump(mode="json")], sort_keys=True)
 
 
 class MicroBatchingEngine(ChatEngine):
@@ -44,8 +47,9 @@ class MicroBatchingEngine(ChatEngine):
         self.engine_id, self.model = inner.engine_id, inner.model
         self.max_wait_s = max_wait_s
         self.max_rows = max_rows
-        self._queue: queue.Queue[_Request] = queue.Queue()
-        threading.Thread(target=self._serve, name="llm-microbatch", daemon=True).start()
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, name="llm-microbatch", daemon=True)
+        self._thread.start()
 
     def __repr__(self) -> str:
         return f"MicroBatchingEngine({self.inner!r}, max_wait_s={self.max_wait_s})"
@@ -62,33 +66,44 @@ class MicroBatchingEngine(ChatEngine):
         tools: list[ToolSchema] | None,
         params: SamplingParams,
     ) -> list[ChatResult]:
-        """Queue the call and wait for its share of a merged batch."""
-        request = _Request(conversations, tools, params)
+        """Queue the call and wait for its share of a merged batch.
+
+        The group key is computed here, on the caller's thread, so a payload that cannot be
+        serialised fails its own caller instead of the serving thread.
+        """
+        request = _Request(conversations, tools, params, group_key(tools, params))
         self._queue.put(request)
         return request.future.result()
 
-    def _collect(self) -> list[_Request]:
-        """The first waiting request plus whatever arrives within max_wait_s (up to max_rows)."""
+    def _collect(self) -> list[_Request | None]:
+        """The first waiting request plus whatever arrives within max_wait_s (up to max_rows);
+        a None (queued by `close`) ends the list."""
         pending = [self._queue.get()]
-        rows = len(pending[0].conversations)
+        rows = 0
         deadline = time.perf_counter() + self.max_wait_s
-        while rows < self.max_rows:
+        while pending[-1] is not None:
+            rows += len(pending[-1].conversations)
+            if rows >= self.max_rows:
+                break
             remaining = deadline - time.perf_counter()
             try:
-                request = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+                pending.append(self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait())
             except queue.Empty:
                 break
-            pending.append(request)
-            rows += len(request.conversations)
         return pending
 
     def _serve(self) -> None:
+        """Run merged batches until `close` queues None."""
         while True:
+            pending = self._collect()
             groups: dict[str, list[_Request]] = {}
-            for request in self._collect():
-                groups.setdefault(request.group(), []).append(request)
+            for request in pending:
+                if request is not None:
+                    groups.setdefault(request.group, []).append(request)
             for requests in groups.values():
                 self._run(requests)
+            if pending[-1] is None:
+                return
 
     def _run(self, requests: list[_Request]) -> None:
         """One inner call for a group; each request gets its slice (or the error)."""
@@ -105,7 +120,9 @@ class MicroBatchingEngine(ChatEngine):
             start += len(r.conversations)
 
     def close(self) -> None:
-        """Close the inner engine."""
+        """Serve the calls queued so far, stop the batching thread, then close the inner engine."""
+        self._queue.put(None)
+        self._thread.join()
         self.inner.close()
 
 

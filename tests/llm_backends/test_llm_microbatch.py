@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from llm_test_helpers import PRICE_TOOL, conversation
 
-from llm_backends.microbatch import MicroBatchingEngine, with_microbatching
+from llm_backends.microbatch import MicroBatchingEngine, _Request, group_key, with_microbatching
 from llm_backends.tiny import train_tokenizer
 from llm_backends.transformers_engine import TransformersEngine
 from llm_backends.types import SamplingParams
@@ -50,3 +50,19 @@ def test_wrapping_is_optional(tiny):
     wrapped = with_microbatching(tiny, 5)
     assert isinstance(wrapped, MicroBatchingEngine) and wrapped.max_wait_s == 0.005
     assert wrapped.tokenizer is tiny.tokenizer and wrapped.model == tiny.model
+
+
+def test_close_serves_queued_calls_then_ends_the_thread(tiny):
+    engine = MicroBatchingEngine(tiny, max_wait_s=0.5)
+    queued = _Request([conversation("a")], None, PARAMS, group_key(None, PARAMS))
+    engine._queue.put(queued)
+    engine.close()
+    assert not engine._thread.is_alive()
+    assert [r.completion_tokens for r in queued.future.result(timeout=0)] == [6]
+
+
+def test_unserialisable_tools_fail_their_caller_and_the_wrapper_keeps_serving(tiny):
+    engine = MicroBatchingEngine(tiny, max_wait_s=0.0)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        engine.generate_one(conversation("x"), [{"type": "function", "function": {"name": "f", "default": object()}}])
+    assert engine.generate_one(conversation("x"), None, SamplingParams(max_new_tokens=1)).completion_tokens == 1
