@@ -2,7 +2,8 @@
 
 Built on httpx (already a dependency; one pooled, thread-safe client, explicit timeouts)
 rather than the `openai` package, which would add a dependency for one endpoint. Requests run
-concurrently up to `max_concurrency`. Transport errors, timeouts, 408/409/429 and 5xx answers
+on one thread pool per engine, so at most `max_concurrency` are in flight however many threads
+call the engine. Transport errors, timeouts, 408/409/429 and 5xx answers
 are retried up to `max_retries` times with exponential backoff and jitter (tenacity: the n-th
 retry waits backoff_s·2^(n-1) + U(0, backoff_s) seconds, at most 30 s); other 4xx answers fail
 at once with the server's message. The API key is read only from the environment variable
@@ -105,7 +106,6 @@ class OpenAIEngine(ChatEngine):
         self.base_url = base_url.rstrip("/")
         self.engine_id = f"openai:{self.base_url}"
         self.model = model
-        self.max_concurrency = max_concurrency
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         headers = {}
@@ -118,6 +118,7 @@ class OpenAIEngine(ChatEngine):
             base_url=self.base_url, headers=headers, timeout=httpx.Timeout(timeout_s),
             limits=httpx.Limits(max_connections=max_concurrency),
         )
+        self._pool = ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="llm-http")
 
     def _generate(
         self,
@@ -125,8 +126,7 @@ class OpenAIEngine(ChatEngine):
         tools: list[ToolSchema] | None,
         params: SamplingParams,
     ) -> list[ChatResult]:
-        with ThreadPoolExecutor(max_workers=max(1, min(self.max_concurrency, len(conversations)))) as pool:
-            return list(pool.map(lambda c: self._complete(request_body(self.model, c, tools, params)), conversations))
+        return list(self._pool.map(lambda c: self._complete(request_body(self.model, c, tools, params)), conversations))
 
     def _complete(self, body: dict[str, Any]) -> ChatResult:
         """POST one request with retries; a final failure raises one line naming the URL and the cause."""
@@ -151,7 +151,8 @@ class OpenAIEngine(ChatEngine):
         return parse_response(response.json(), time.perf_counter() - start)
 
     def close(self) -> None:
-        """Close the HTTP client and the cache."""
+        """Stop the request threads, close the HTTP client and the cache."""
+        self._pool.shutdown()
         self._client.close()
         super().close()
 
