@@ -10,17 +10,11 @@ import pandas as pd
 
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate, Limit, Periods, Ticker
-from tools.guard import check_ticker, end_of, has_channel, records_until
+from tools.guard import has_channel, ticker_records
 from tools.render import ToolResult, absent_channel, format_date
 
 STATEMENT_LABELS = {"balance_sheet": "balance sheet", "cashflow": "cash-flow statement",
                     "income": "income statement"}
-
-
-def _company_records(view: MarketView, channel: str, ticker: str, end_date: str | None,
-                     days: int | None = None) -> tuple[pd.DataFrame, pd.Timestamp]:
-    end = end_of(view, end_date)
-    return records_until(view, channel, check_ticker(view, ticker), end, days), end
 
 
 def _latest_per(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -34,7 +28,7 @@ def _statement(view: MarketView, ticker: str, end_date: str | None, periods: int
     label = STATEMENT_LABELS[statement]
     if not has_channel(view, "fundamentals"):
         return absent_channel("fundamentals")
-    frame, end = _company_records(view, "fundamentals", ticker, end_date)
+    frame, end = ticker_records(view, "fundamentals", ticker, end_date)
     frame = _latest_per(frame.loc[frame["statement"] == statement], ["period_end"])
     if frame.empty:
         return ToolResult(title=f"{ticker} {label}: nothing filed by {end:%Y-%m-%d}")
@@ -74,7 +68,7 @@ def get_insider_transactions(view: MarketView, ticker: Ticker, end_date: EndDate
     """
     if not has_channel(view, "insider"):
         return absent_channel("insider")
-    frame, end = _company_records(view, "insider", ticker, end_date, lookback_days)
+    frame, end = ticker_records(view, "insider", ticker, end_date, lookback_days)
     title = f"{ticker} insider transactions, {lookback_days} days to {end:%Y-%m-%d}: {len(frame)}"
     if frame.empty:
         return ToolResult(title=title)
@@ -91,7 +85,7 @@ def get_dividends(view: MarketView, ticker: Ticker, end_date: EndDate = None,
     """Dividends of a stock declared in the window: declaration time, ex-dividend date, amount per share."""
     if not has_channel(view, "dividends"):
         return absent_channel("dividends")
-    frame, end = _company_records(view, "dividends", ticker, end_date, lookback_days)
+    frame, end = ticker_records(view, "dividends", ticker, end_date, lookback_days)
     title = f"{ticker} dividends declared, {lookback_days} days to {end:%Y-%m-%d}: {len(frame)}"
     if frame.empty:
         return ToolResult(title=title)
@@ -109,7 +103,7 @@ def get_earnings_estimate(view: MarketView, ticker: Ticker, end_date: EndDate = 
     """
     if not has_channel(view, "earnings_estimates"):
         return absent_channel("earnings_estimates")
-    frame, end = _company_records(view, "earnings_estimates", ticker, end_date)
+    frame, end = ticker_records(view, "earnings_estimates", ticker, end_date)
     if frame.empty:
         return ToolResult(title=f"{ticker} earnings estimates: none published by {end:%Y-%m-%d}")
     revision = frame.groupby("period_end")["eps_estimate"].diff()

@@ -66,19 +66,30 @@ def bars_until(view: MarketView, ticker: str, end: pd.Timestamp, count: int) -> 
     return bars.loc[bars.index <= end].iloc[-count:]
 
 
+def cutoff_of(view: MarketView, end: pd.Timestamp) -> pd.Timestamp:
+    """The decision time of day `end`: `end` + the view's time of day (the close), as in `MarketView`."""
+    return end + (view.cutoff - view.asof)
+
+
 def records_until(view: MarketView, channel: str, ticker: str, end: pd.Timestamp,
                   days: int | None = None) -> pd.DataFrame:
     """Records of `channel` for `ticker` public by the decision time of `end`, within `days`.
 
-    The cutoff is `end` + the view's decision time of day (the close), as in `MarketView`;
-    with `days`, only records published in the last `days` calendar days up to it.
+    With `days`, only records published in the last `days` calendar days up to that cutoff.
     """
-    cutoff = end + (view.cutoff - view.asof)
+    cutoff = cutoff_of(view, end)
     start = None if days is None else cutoff - pd.Timedelta(days=days)
     frame = view.records(channel, ticker=ticker, start=start)
     if frame.empty:
         return frame
     return frame.loc[frame["available_at"] <= cutoff].sort_values("available_at", kind="stable")
+
+
+def ticker_records(view: MarketView, channel: str, ticker: str, end_date: str | None,
+                   days: int | None = None) -> tuple[pd.DataFrame, pd.Timestamp]:
+    """`records_until` for a known `ticker` and the window's last day `end_of(view, end_date)`; both."""
+    end = end_of(view, end_date)
+    return records_until(view, channel, check_ticker(view, ticker), end, days), end
 
 
 def has_channel(view: MarketView, channel: str) -> bool:

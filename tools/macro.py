@@ -6,7 +6,7 @@ import pandas as pd
 
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate
-from tools.guard import end_of, has_channel, records_until
+from tools.guard import cutoff_of, end_of, has_channel, records_until
 from tools.render import ToolResult, absent_channel, format_date
 
 
@@ -31,7 +31,7 @@ def get_macro_indicators(view: MarketView, end_date: EndDate = None,
     frame = records_until(view, "macro", "", end)
     if frame.empty:
         return ToolResult(title=f"Macro indicators: none released by {end:%Y-%m-%d}")
-    since = end + (view.cutoff - view.asof) - pd.Timedelta(days=lookback_days)
+    since = cutoff_of(view, end) - pd.Timedelta(days=lookback_days)
     rows = []
     for series, history in frame.groupby("series", sort=True):
         last = history.iloc[-1]

@@ -6,7 +6,7 @@ import pandas as pd
 
 from market.view import MarketView
 from tools.args import CalendarDays, EndDate, Limit, Ticker
-from tools.guard import check_ticker, end_of, has_channel, records_until
+from tools.guard import has_channel, ticker_records
 from tools.render import ToolResult, absent_channel, format_date
 
 
@@ -20,8 +20,7 @@ def _text_window(view: MarketView, channel: str, ticker: str, end_date: str | No
     """The latest `limit` records of a text channel (newest first) and their mean sentiment."""
     if not has_channel(view, channel):
         return absent_channel(channel)
-    end = end_of(view, end_date)
-    frame = records_until(view, channel, check_ticker(view, ticker), end, days)
+    frame, end = ticker_records(view, channel, ticker, end_date, days)
     title = f"{ticker} {label}, {days} days to {end:%Y-%m-%d}: {len(frame)} items"
     if frame.empty:
         return ToolResult(title=title)
