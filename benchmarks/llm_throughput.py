@@ -31,12 +31,11 @@ from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 from llm_backends.cache import ResponseCache
 from llm_backends.engine import ChatEngine
 from llm_backends.microbatch import MicroBatchingEngine
-from llm_backends.smollm2 import MODEL_NAME, ensure_converted
+from llm_backends.smollm2 import ensure_converted, smollm2_engine
 from llm_backends.transformers_engine import (
     TransformersEngine,
     completion_length,
     generation_config,
-    load_pretrained,
     resolve_device,
     resolve_dtype,
 )
@@ -58,8 +57,7 @@ def qwen25_05b_config(vocab_size: int) -> Qwen2Config:
 def build_engine(arch: str, device: str, dtype: str, max_batch: int) -> TransformersEngine:
     """SmolLM2 (real weights) or a random Qwen2.5-0.5B, as one engine taking a whole batch at once."""
     if arch == "smollm2":
-        model, tokenizer = load_pretrained(ensure_converted(), device, dtype)
-        return TransformersEngine(model, tokenizer, MODEL_NAME, max_batch_tokens=10**9, max_batch_size=max_batch)
+        return smollm2_engine(device, dtype, max_batch_tokens=10**9, max_batch_size=max_batch, cache=False)
     tokenizer = AutoTokenizer.from_pretrained(ensure_converted())
     target = resolve_device(device)
     torch.manual_seed(0)
