@@ -39,6 +39,16 @@ def block_length(data: np.ndarray) -> float:
     return max(1.0, float(np.mean(lengths))) if lengths else 1.0
 
 
+def replication_indices(data: np.ndarray, reps: int = 1000, seed: int = 0) -> np.ndarray:
+    """Row indices (reps, T) of ``reps`` stationary-bootstrap replications of ``data`` (block length: block_length).
+
+    They are the draws ``StationaryBootstrap(...).conf_int`` or ``.apply`` would make with this
+    seed; taking them at once lets a statistic be computed on all replications together.
+    """
+    bootstrap = StationaryBootstrap(block_length(data), data, seed=seed)
+    return np.array([bootstrap.update_indices() for _ in range(reps)])
+
+
 REPLICATION_CHUNK = 2**22
 """Most return values resampled at once (replications x days x columns): bounds the memory of long runs."""
 
@@ -65,13 +75,11 @@ def bootstrap_ci(
     """Percentile stationary-bootstrap CIs of the cross-column mean ARR, SR and MDD: array (2, 3) of lower/upper bounds.
 
     Rows of ``data`` (days) are resampled in blocks; columns (tickers) move together. The
-    replications are the draws ``StationaryBootstrap.conf_int`` would make (same seed, same
-    indices, same percentiles), but their metrics are computed together rather than one
-    Python call per replication.
+    replications and percentiles are those of ``StationaryBootstrap.conf_int``, but the
+    metrics are computed on all replications together rather than one Python call each.
     """
     values = np.asarray(data, dtype=float)
-    bootstrap = StationaryBootstrap(block_length(values), values, seed=seed)
-    indices = np.array([bootstrap.update_indices() for _ in range(reps)])
+    indices = replication_indices(values, reps, seed)
     chunks = np.array_split(indices, max(1, math.ceil(values.size * reps / REPLICATION_CHUNK)))
     estimates = np.hstack([_panel_metric_means(values[chunk], periods_per_year) for chunk in chunks])
     alpha = (1.0 - size) / 2.0

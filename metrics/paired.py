@@ -21,12 +21,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from arch.bootstrap import StationaryBootstrap
 from arch.covariance.kernel import QuadraticSpectral
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
-from metrics.bootstrap import block_length
+from metrics.bootstrap import replication_indices
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -48,8 +47,7 @@ def mean_difference_test(a: np.ndarray, b: np.ndarray, reps: int = 1000, seed: i
     observed = float(np.mean(difference)) if len(difference) else math.nan
     if len(difference) < 2 or np.all(difference == difference[0]):
         return observed, (1.0 if observed == 0.0 else math.nan)
-    bootstrap = StationaryBootstrap(block_length(difference), difference, seed=seed)
-    means = bootstrap.apply(lambda x: np.atleast_1d(np.mean(x)), reps=reps)[:, 0]
+    means = difference[replication_indices(difference, reps, seed)].mean(axis=1)
     standard_error = float(np.std(means, ddof=1))
     if standard_error == 0.0:
         return observed, math.nan
