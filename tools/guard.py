@@ -2,7 +2,7 @@
 
 A `MarketView` already hides everything after its date. On top of it, a tool's `end_date`
 may move the window *earlier*, never later: `end_of` clamps it to the view's date, and
-`clamp_dates` reports whether a caller asked for the future (the trace flags it and the
+`asks_future` reports whether a caller asked for the future (the trace flags it and the
 single agent's reward penalises it). Record windows use the same cutoff rule as the view:
 records whose `available_at` ≤ the decision time of the end date.
 """
@@ -43,14 +43,9 @@ def date_fields(model: type) -> list[str]:
             if any(isinstance(m, DateArg) for m in info.metadata)]
 
 
-def clamp_dates(arguments: dict[str, Any], fields: list[str], view: MarketView) -> tuple[dict[str, Any], bool]:
-    """`arguments` with every date field after the view's date set to it, and whether any was."""
-    clamped, lookahead = dict(arguments), False
-    for name in fields:
-        value = clamped.get(name)
-        if value is not None and parse_date(value) > view.asof:
-            clamped[name], lookahead = f"{view.asof:%Y-%m-%d}", True
-    return clamped, lookahead
+def asks_future(arguments: dict[str, Any], fields: list[str], view: MarketView) -> bool:
+    """Whether any date field of `arguments` is after the view's date (`end_of` clamps it)."""
+    return any(arguments.get(name) is not None and parse_date(arguments[name]) > view.asof for name in fields)
 
 
 def check_ticker(view: MarketView, ticker: str) -> str:

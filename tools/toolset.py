@@ -1,9 +1,9 @@
 """`ToolSet`: the shared tools bound to one point-in-time `MarketView`, with call accounting.
 
-`call(name, arguments)` validates the arguments against the tool's model, clamps date
-arguments after the view's date (flagging the call as look-ahead), runs the tool, and appends
-a `ToolCallRecord` (name, arguments as given, latency, result size, look-ahead flag, error)
-to `records`. Mistakes an agent can fix — an unknown tool, bad or missing arguments, an
+`call(name, arguments)` validates the arguments against the tool's model, flags the call as
+look-ahead when a date argument is after the view's date (the tool clamps it), runs the tool,
+and appends a `ToolCallRecord` (name, arguments as given, latency, result size, look-ahead
+flag, error) to `records`. Mistakes an agent can fix — an unknown tool, bad or missing arguments, an
 unknown ticker — come back as a readable `Error: ...` text, never as an exception.
 """
 
@@ -21,7 +21,7 @@ from market.errors import ConfigError, DataError
 from market.view import MarketView
 from tools.company import (get_balance_sheet, get_cashflow, get_dividends, get_earnings_estimate,
                            get_income_statements, get_insider_transactions)
-from tools.guard import ToolInputError, clamp_dates
+from tools.guard import ToolInputError, asks_future
 from tools.macro import get_macro_indicators
 from tools.prices import get_market_data, get_stock_indicators
 from tools.spec import ToolSpec
@@ -68,13 +68,13 @@ class ToolSet:
             return None, False, f"arguments of {name} must be a JSON object, got {type(arguments).__name__}"
         try:
             parsed = spec.args_model.model_validate(arguments).model_dump()
-            clamped, lookahead = clamp_dates(parsed, list(spec.date_fields), self.view)
+            lookahead = asks_future(parsed, list(spec.date_fields), self.view)
         except ValidationError as error:
             return None, False, _validation_message(name, error)
         except ToolInputError as error:
             return None, False, str(error)
         try:
-            text = spec.function(self.view, **clamped).render()
+            text = spec.function(self.view, **parsed).render()
         except (ToolInputError, ConfigError, DataError) as error:
             return None, lookahead, str(error)  # a future date stays flagged even when the call fails
         if lookahead:
