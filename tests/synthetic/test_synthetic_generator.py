@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from market.data import MarketData
 from market.sources.records import validate_records
-from market.synthetic import generate_market
+from market.synthetic import SyntheticKnobs, generate_market
 from market.synthetic.latent import ar1, regime_path
 from market.synthetic.text import tone
 from market.validation import validate_bars
@@ -113,3 +113,10 @@ def test_the_hydra_config_instantiates_a_market():
     assert isinstance(market, MarketData) and market.tickers == ["ALFA", "BRVO"]
     days = market.frame("ALFA").index
     assert days[0] == pd.Timestamp("2018-01-01") and days[-1] >= pd.Timestamp("2020-06-30")
+
+
+def test_the_hydra_config_spells_out_the_knob_defaults():
+    config = OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "data" / "synthetic.yaml"))
+    knobs = {k: v for k, v in config.items() if not k.startswith("_") and k not in ("tickers", "start", "days")}
+    assert set(knobs) == set(SyntheticKnobs.model_fields) - {"tickers", "start", "days"}
+    assert SyntheticKnobs.model_validate(knobs) == SyntheticKnobs()
