@@ -20,29 +20,31 @@ def iqm(values: np.ndarray, axis: int | None = None) -> float | np.ndarray:
     return trim_mean(np.asarray(values, dtype=float), 0.25, axis=axis)
 
 
-def stratified_seed_ci(
-    values: pd.DataFrame, statistic=np.mean, reps: int = 2000, seed: int = 0, size: float = 0.95
-) -> tuple[float, float]:
-    """Percentile CI of ``statistic`` over cells, resampling seeds (rows) within each ticker (column).
-
-    ``statistic(array, axis=1)`` reduces each row of a (reps, cells) array, as ``np.mean`` does.
-    """
+def stratified_seed_draws(values: pd.DataFrame, reps: int = 2000, seed: int = 0) -> np.ndarray:
+    """Array (reps, cells): ``reps`` resamples of the table, seeds (rows) drawn with replacement within each ticker."""
     cells = values.to_numpy(dtype=float)
     n_seeds, n_tickers = cells.shape
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, n_seeds, size=(reps, n_seeds, n_tickers))
-    draws = np.take_along_axis(cells[None, :, :], rows, axis=1)
-    stats = statistic(draws.reshape(reps, -1), axis=1)
+    return np.take_along_axis(cells[None, :, :], rows, axis=1).reshape(reps, -1)
+
+
+def percentile_ci(estimates: np.ndarray, size: float = 0.95) -> tuple[float, float]:
+    """The central ``size`` percentile interval of bootstrap ``estimates``."""
     tail = (1.0 - size) / 2.0 * 100.0
-    low, high = np.percentile(stats, [tail, 100.0 - tail])
+    low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return float(low), float(high)
 
 
 def aggregate_seeds(values: pd.DataFrame, reps: int = 2000, seed: int = 0) -> dict[str, float]:
-    """{n, mean, std, iqm, mean_low, mean_high, iqm_low, iqm_high} over a seeds x tickers table."""
+    """{n, mean, std, iqm, mean_low, mean_high, iqm_low, iqm_high} over a seeds x tickers table.
+
+    The CIs of the mean and of the IQM come from the same stratified resamples.
+    """
     cells = values.to_numpy(dtype=float).ravel()
-    mean_low, mean_high = stratified_seed_ci(values, np.mean, reps, seed)
-    iqm_low, iqm_high = stratified_seed_ci(values, iqm, reps, seed)
+    draws = stratified_seed_draws(values, reps, seed)
+    mean_low, mean_high = percentile_ci(np.mean(draws, axis=1))
+    iqm_low, iqm_high = percentile_ci(iqm(draws, axis=1))
     return {
         "n": float(len(cells)),
         "mean": float(np.mean(cells)),
