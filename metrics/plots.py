@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from metrics.rundir import Run
+from metrics.rundir import EPISODE_KEYS, Run
 from metrics.run_tables import efficiency_numbers
 
 DPI = 130
@@ -39,7 +39,7 @@ def framework_styles(frameworks: list[str], benchmark: str) -> dict[str, dict]:
 
 def normalised_equity(run: Run) -> pd.DataFrame:
     """V_t / V_0 of every episode: rows dates, columns (framework, ticker, seed)."""
-    equity = run.equity.pivot(index="date", columns=["framework", "ticker", "seed"], values="equity")
+    equity = run.equity.pivot(index="date", columns=list(EPISODE_KEYS), values="equity")
     return equity / equity.bfill().iloc[0]
 
 

@@ -102,14 +102,6 @@ def daily_returns(run: Run) -> pd.DataFrame:
     return rows.pivot(index="date", columns=list(EPISODE_KEYS), values="daily_return")
 
 
-def framework_returns(returns: pd.DataFrame, framework: str, ticker: str | None = None) -> pd.DataFrame:
-    """The columns of ``returns`` for one framework (and one ticker), named by (ticker, seed)."""
-    selected = returns[framework]
-    if ticker is not None:
-        selected = selected.loc[:, [ticker]]
-    return selected
-
-
 def portfolio_returns(returns: pd.DataFrame) -> pd.DataFrame:
     """Per framework, the mean over its tickers and seeds of the daily return: rows dates, columns frameworks.
 
