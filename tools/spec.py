@@ -11,8 +11,10 @@ descriptions and bounds. `ToolSpec.from_function` derives from that single defin
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -58,9 +60,14 @@ class ToolSpec:
         description = inspect.getdoc(function).split("\n\n")[0].replace("\n", " ")
         return cls(function.__name__, description, function, model, tuple(date_fields(model)))
 
-    def schema(self) -> dict[str, Any]:
-        """The tool in the OpenAI/Qwen function-calling format."""
+    @cached_property
+    def _schema_text(self) -> str:
+        """The function-calling schema as JSON text, derived once from the argument model."""
         parameters = _compact(self.args_model.model_json_schema())
         parameters.setdefault("required", [])
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": parameters}}
+        return json.dumps({"type": "function",
+                           "function": {"name": self.name, "description": self.description, "parameters": parameters}})
+
+    def schema(self) -> dict[str, Any]:
+        """The tool in the OpenAI/Qwen function-calling format (a fresh copy on every call)."""
+        return json.loads(self._schema_text)
