@@ -16,7 +16,7 @@ from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm, mean_difference_test
 from metrics.rundir import EPISODE_KEYS, Run, portfolio_returns
 from metrics.seeds import aggregate_seeds
-from metrics.tables import format_ci, format_value
+from metrics.tables import format_ci, format_columns, format_value
 
 
 def seed_means(run: Run) -> pd.DataFrame:
@@ -109,15 +109,18 @@ def _episode_activity(run: Run) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(list(EPISODE_KEYS))
 
 
+ACTIVITY_FORMATS: dict[str, tuple[str, float, int]] = {
+    "closed trades": ("closed trades", 1.0, 1), "win rate/trade %": ("win rate/trade %", 100.0, 1),
+    "win rate/day %": ("win rate/day %", 100.0, 1), "exposure %": ("exposure %", 100.0, 1),
+    "turnover /yr": ("turnover /yr", 1.0, 2),
+}
+"""Activity column -> (table heading, scale, decimals)."""
+
+
 def activity_table(run: Run) -> pd.DataFrame:
     """Per framework, the mean over episodes of closed trades, win rates, exposure and turnover."""
     activity = _episode_activity(run).groupby(level="framework", sort=False).mean()
-    table = pd.DataFrame(index=pd.Index(run.frameworks, name="framework"))
-    table["closed trades"] = [format_value(activity.loc[f, "closed trades"], digits=1) for f in run.frameworks]
-    for column in ("win rate/trade %", "win rate/day %", "exposure %"):
-        table[column] = [format_value(activity.loc[f, column], 100, 1) for f in run.frameworks]
-    table["turnover /yr"] = [format_value(activity.loc[f, "turnover /yr"], digits=2) for f in run.frameworks]
-    return table
+    return format_columns(activity.reindex(pd.Index(run.frameworks, name="framework")), ACTIVITY_FORMATS)
 
 
 METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
@@ -130,12 +133,7 @@ METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
 
 def metrics_table(run: Run) -> pd.DataFrame:
     """The ``ticker=AVG`` rows of ``metrics.csv`` averaged over seeds, every metric, formatted."""
-    averages = average_means(run).reindex(run.frameworks)
-    return pd.DataFrame(
-        {heading: averages[column].map(lambda v, s=scale, d=digits: format_value(v, s, d))
-         for column, (heading, scale, digits) in METRIC_FORMATS.items() if column in averages},
-        index=pd.Index(run.frameworks, name="framework"),
-    )
+    return format_columns(average_means(run).reindex(pd.Index(run.frameworks, name="framework")), METRIC_FORMATS)
 
 
 def efficiency_numbers(run: Run) -> pd.DataFrame:
@@ -149,22 +147,20 @@ def efficiency_numbers(run: Run) -> pd.DataFrame:
     return numbers.reindex(run.frameworks)
 
 
+EFFICIENCY_FORMATS: dict[str, tuple[str, float, int]] = {
+    "decisions": ("decisions", 1.0, 0), "llm_calls": ("LLM calls/dec", 1.0, 2),
+    "prompt_tokens": ("prompt tok/dec", 1.0, 0), "completion_tokens": ("completion tok/dec", 1.0, 0),
+    "wall_s": ("wall ms/dec", 1000.0, 2), "relative_cost": ("rel. cost", 1.0, 2), "ARR": ("Avg ARR %", 100.0, 1),
+}
+"""efficiency_numbers column -> (table heading, scale, decimals)."""
+
+
 def efficiency_table(run: Run) -> pd.DataFrame:
     """Cost per decision and ARR; relative cost = tokens per decision / the smallest non-zero one in the run."""
     numbers = efficiency_numbers(run)
     cheapest = numbers.loc[numbers["tokens"] > 0, "tokens"].min()
-    relative = numbers["tokens"] / cheapest if np.isfinite(cheapest) else numbers["tokens"] * np.nan
-    return pd.DataFrame(
-        {
-            "decisions": numbers["decisions"].map(lambda v: format_value(v, digits=0)),
-            "LLM calls/dec": numbers["llm_calls"].map(lambda v: format_value(v, digits=2)),
-            "prompt tok/dec": numbers["prompt_tokens"].map(lambda v: format_value(v, digits=0)),
-            "completion tok/dec": numbers["completion_tokens"].map(lambda v: format_value(v, digits=0)),
-            "wall ms/dec": numbers["wall_s"].map(lambda v: format_value(v, 1000, 2)),
-            "rel. cost": relative.map(lambda v: format_value(v, digits=2)),
-            "Avg ARR %": numbers["ARR"].map(lambda v: format_value(v, 100, 1)),
-        }
-    ).rename_axis("framework")
+    numbers["relative_cost"] = numbers["tokens"] / cheapest if np.isfinite(cheapest) else np.nan
+    return format_columns(numbers, EFFICIENCY_FORMATS).rename_axis("framework")
 
 
 def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:

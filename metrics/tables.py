@@ -9,6 +9,7 @@ Markdown and the LaTeX version of a table show the same digits. Missing values p
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +33,19 @@ def format_ci(value: float, low: float, high: float, scale: float = 1.0, digits:
     if point == MISSING:
         return MISSING
     return f"{point} [{format_value(low, scale, digits)}, {format_value(high, scale, digits)}]{marker}"
+
+
+def format_columns(numbers: pd.DataFrame, formats: Mapping[str, tuple[str, float, int]]) -> pd.DataFrame:
+    """The columns of ``numbers`` named in ``formats`` ({column: (heading, scale, digits)}), as strings.
+
+    Each value is ``format_value(value, scale, digits)``; the columns come in the order of
+    ``formats``, under their headings; a column ``numbers`` lacks is left out.
+    """
+    return pd.DataFrame(
+        {heading: numbers[column].map(lambda v, s=scale, d=digits: format_value(v, s, d))
+         for column, (heading, scale, digits) in formats.items() if column in numbers},
+        index=numbers.index,
+    )
 
 
 def to_markdown(table: pd.DataFrame) -> str:
