@@ -29,12 +29,12 @@ from market.sources.normalise import normalise_bars
 SUFFIXES = (".csv", ".parquet")
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file, turning parser failures into a one-line `DataError`."""
+def read_table(path: Path, **csv_options) -> pd.DataFrame:
+    """Read a CSV (with `pandas.read_csv` options) or Parquet file; parser failures become a one-line `DataError`."""
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(path)
+        return pd.read_csv(path, **csv_options)
     except (ValueError, OSError, pd.errors.ParserError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{path}: cannot be read ({first_line})") from None

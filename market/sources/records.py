@@ -34,6 +34,7 @@ import pandas as pd
 
 from market.data import MarketData
 from market.errors import DataError
+from market.sources.files import read_table
 
 EXCHANGE_TZ = "America/New_York"
 
@@ -200,7 +201,7 @@ def load_records(path: str | Path, channel: str) -> pd.DataFrame:
     if path.suffix == ".jsonl":
         raw = _read_jsonl(path)
     elif path.suffix == ".csv":
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        raw = read_table(path, dtype=str, keep_default_na=False)
     else:
         raise DataError(f"{path}: unsupported record file type {path.suffix!r} (use .jsonl or .csv)")
     if raw.empty:
