@@ -29,7 +29,7 @@ from metrics.performance import sharpe_ratio
 from metrics.rundir import Run, portfolio_returns
 from metrics.run_tables import average_means
 from metrics.sharpe_inference import deflated_sharpe_ratio, probabilistic_sharpe_ratio
-from metrics.tables import format_value
+from metrics.tables import format_columns
 
 
 @dataclass(frozen=True)
@@ -88,20 +88,15 @@ def significance(
 
 def significance_table(result: Significance) -> pd.DataFrame:
     """The formatted table: differences in bp/day, p-values raw and Holm-adjusted, MCS, PSR, DSR."""
-    numbers = result.table
-    columns = {}
+    formats = {}
     for suffix, name in (("bench", result.benchmark), ("best", result.best)):
-        if f"dmean_{suffix}" not in numbers:
-            continue
-        columns[f"dmean vs {name} bp/day"] = numbers[f"dmean_{suffix}"].map(lambda v: format_value(v, 1e4, 2))
+        formats[f"dmean_{suffix}"] = (f"dmean vs {name} bp/day", 1e4, 2)
         for test in ("mean", "sharpe"):
-            columns[f"p {test} ({suffix})"] = numbers[f"p_{test}_{suffix}"].map(lambda v: format_value(v, digits=3))
-            columns[f"p {test} Holm ({suffix})"] = numbers[f"p_{test}_holm_{suffix}"].map(
-                lambda v: format_value(v, digits=3)
-            )
-    if "pvalue" in numbers:
-        columns["MCS p"] = numbers["pvalue"].map(lambda v: format_value(v, digits=3))
-        columns["in MCS"] = numbers["included"].map(lambda v: "yes" if v else "no")
-    columns["PSR"] = numbers["PSR"].map(lambda v: format_value(v, digits=3))
-    columns["DSR"] = numbers["DSR"].map(lambda v: format_value(v, digits=3))
-    return pd.DataFrame(columns, index=numbers.index)
+            formats[f"p_{test}_{suffix}"] = (f"p {test} ({suffix})", 1.0, 3)
+            formats[f"p_{test}_holm_{suffix}"] = (f"p {test} Holm ({suffix})", 1.0, 3)
+    formats |= {"pvalue": ("MCS p", 1.0, 3), "PSR": ("PSR", 1.0, 3), "DSR": ("DSR", 1.0, 3)}
+    table = format_columns(result.table, formats)
+    if "included" in result.table:
+        in_mcs = result.table["included"].map(lambda v: "yes" if v else "no")
+        table.insert(table.columns.get_loc("MCS p") + 1, "in MCS", in_mcs)
+    return table
