@@ -170,17 +170,11 @@ def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
          for ticker, bars in run.prices.groupby("ticker")},
         names=["ticker", "date"],
     )
-    decisions = run.decisions.dropna(subset=["action"])
+    decisions = run.decisions.dropna(subset=["action"]).join(labels, on=["ticker", "date"])
     matrices = {}
     for framework in run.frameworks:
         chosen = decisions[decisions["framework"] == framework]
-        per_episode = [
-            regime.confusion_matrix(episode.set_index(["ticker", "date"])["action"], labels)
-            for _, episode in chosen.groupby(["ticker", "seed"])
-        ]
-        matrices[framework] = sum(per_episode) if per_episode else regime.confusion_matrix(
-            pd.Series(dtype=object), pd.Series(dtype=object)
-        )
+        matrices[framework] = regime.confusion_matrix(chosen["action"], chosen["regime"])
     return matrices
 
 
