@@ -45,6 +45,7 @@ class ExecutionConfig(BaseModel):
     max_leverage: float = Field(1.0, gt=0)
 
 
+EQUITY_COLUMNS = ["equity", "cash", "position"]
 TRADE_COLUMNS = ["date", "side", "shares", "price", "notional", "fee"]
 
 
@@ -52,7 +53,7 @@ TRADE_COLUMNS = ["date", "side", "shares", "price", "notional", "fee"]
 class EpisodeResult:
     """Daily marks and fills of one episode.
 
-    `equity`: indexed by bar date, columns equity, cash, position (shares at the close).
+    `equity`: indexed by bar date, with EQUITY_COLUMNS equity, cash, position (shares at the close).
     `trades`: one row per fill with TRADE_COLUMNS (date = fill date).
     """
 
@@ -108,7 +109,7 @@ class Simulator:
 
     def result(self) -> EpisodeResult:
         index = self._dates[: len(self._marks)]
-        equity = pd.DataFrame(self._marks, index=index, columns=["equity", "cash", "position"])
+        equity = pd.DataFrame(self._marks, index=index, columns=EQUITY_COLUMNS)
         trades = pd.DataFrame(self._trades, columns=TRADE_COLUMNS)
         return EpisodeResult(equity=equity, trades=trades)
 

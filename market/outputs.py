@@ -8,7 +8,7 @@ import pandas as pd
 
 from market.data import BAR_COLUMNS, MarketData
 from market.journal import JournalEntry
-from market.runner import EpisodeKey, RunResult
+from market.runner import EPISODE_KEYS, EpisodeKey, RunResult
 
 LABEL_HORIZON_BARS = 10
 """Bars after the test window kept in prices.parquet, for forward-looking decision labels."""
@@ -18,8 +18,8 @@ def _keyed(parts: dict[EpisodeKey, pd.DataFrame]) -> pd.DataFrame:
     """The episode tables `parts` stacked, with framework, ticker and seed columns after the date."""
     keyed = [part.assign(framework=key.framework, ticker=key.ticker, seed=key.seed) for key, part in parts.items()]
     frame = pd.concat(keyed, ignore_index=True)
-    rest = [c for c in frame.columns if c not in ("date", "framework", "ticker", "seed")]
-    return frame[["date", "framework", "ticker", "seed", *rest]]
+    rest = [c for c in frame.columns if c not in ("date", *EPISODE_KEYS)]
+    return frame[["date", *EPISODE_KEYS, *rest]]
 
 
 def equity_frame(result: RunResult) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 import pandas as pd
@@ -68,6 +68,10 @@ class EpisodeKey:
     framework: str
     ticker: str
     seed: int
+
+
+EPISODE_KEYS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeKey))
+"""The columns that identify an episode in every long-format output table."""
 
 
 @dataclass

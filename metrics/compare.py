@@ -21,8 +21,9 @@ import pandas as pd
 import yaml
 
 from market.errors import DataError
+from market.runner import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS
-from metrics.rundir import EPISODE_KEYS, Run, load_run
+from metrics.rundir import Run, load_run
 
 IGNORED_FACTS = ("wall_s",)
 

@@ -1,9 +1,10 @@
-"""The per-episode metrics table of a run (`metrics.csv`) and its Markdown rendering."""
+"""The per-episode metrics table of a run (`metrics.csv`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from market.runner import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS, average_row, metrics_row
 
 AVERAGE_TICKER = "AVG"
@@ -15,7 +16,7 @@ def episode_metrics(equity: pd.DataFrame, trades: pd.DataFrame, periods_per_year
     `equity` and `trades` are in the long formats of equity.parquet and trades.csv.
     Row order: frameworks and seeds as first seen, tickers sorted, AVG last.
     """
-    fills = trades.groupby(["framework", "ticker", "seed"]).size()
+    fills = trades.groupby(list(EPISODE_KEYS)).size()
     rows = []
     for (framework, seed), group in equity.groupby(["framework", "seed"], sort=False):
         per_ticker = []
@@ -25,5 +26,5 @@ def episode_metrics(equity: pd.DataFrame, trades: pd.DataFrame, periods_per_year
             per_ticker.append(row)
             rows.append({"framework": framework, "ticker": ticker, "seed": seed, **row})
         rows.append({"framework": framework, "ticker": AVERAGE_TICKER, "seed": seed, **average_row(per_ticker)})
-    return pd.DataFrame(rows, columns=["framework", "ticker", "seed", *METRIC_KEYS])
+    return pd.DataFrame(rows, columns=[*EPISODE_KEYS, *METRIC_KEYS])
 

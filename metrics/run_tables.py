@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from market.runner import EPISODE_KEYS
 from metrics import regime, trading
 from metrics.bootstrap import average_metric_cis
 from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm, mean_difference_test
-from metrics.rundir import EPISODE_KEYS, Run, portfolio_returns
+from metrics.rundir import Run, portfolio_returns
 from metrics.seeds import aggregate_seeds
 from metrics.tables import format_ci, format_columns, format_value
 

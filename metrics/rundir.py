@@ -14,18 +14,18 @@ from pathlib import Path
 import pandas as pd
 
 from market.errors import DataError
+from market.execution import EQUITY_COLUMNS, TRADE_COLUMNS
+from market.runner import EPISODE_KEYS
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "equity.parquet": ("date", "framework", "ticker", "seed", "equity", "cash", "position"),
+    "equity.parquet": ("date", *EPISODE_KEYS, *EQUITY_COLUMNS),
     "decisions.parquet": (
-        "date", "framework", "ticker", "seed", "action", "llm_calls", "prompt_tokens",
-        "completion_tokens", "wall_s",
+        "date", *EPISODE_KEYS, "action", "llm_calls", "prompt_tokens", "completion_tokens", "wall_s",
     ),
     "prices.parquet": ("date", "ticker", "close"),
-    "trades.csv": ("date", "framework", "ticker", "seed", "side", "shares", "price", "notional", "fee"),
-    "metrics.csv": ("framework", "ticker", "seed", "ARR", "SR", "MDD"),
+    "trades.csv": ("date", *EPISODE_KEYS, *TRADE_COLUMNS[1:]),
+    "metrics.csv": (*EPISODE_KEYS, "ARR", "SR", "MDD"),
 }
-EPISODE_KEYS: tuple[str, str, str] = ("framework", "ticker", "seed")
 
 
 @dataclass(frozen=True)
