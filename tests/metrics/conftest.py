@@ -1,7 +1,7 @@
 """A small synthetic run directory laid out as docs/run_directory.md says, for the report tests.
 
-Four frameworks trade three tickers over 60 days under the paper's rules (decide at the close,
-fill at the next open, BUY = floor(0.9 cash / price) shares, SELL closes, fee 0.1 %):
+Four frameworks trade three tickers over 60 days through the execution simulator with the
+paper's rules:
 ``buy_and_hold`` (BUY every day), ``always_hold``, ``momentum`` (BUY after an up day, SELL
 after a down day) and ``coin_flip`` with three seeds and made-up token counts, so that the
 efficiency table and the seed aggregation have something to show.
@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.performance import average_row, metrics_row
+from market.decision import Action, Decision
+from market.execution import simulate
+from metrics.episodes import episode_metrics
 
 TICKERS = ("AAA", "BBB", "CCC")
 DAYS = 60
 EXTRA_BARS = 10
 CASH = 100_000.0
-FEE = 0.001
 
 
 def _prices(rng) -> pd.DataFrame:
@@ -51,33 +52,21 @@ def _policy(name: str, seed: int):
 
 def _episode(bars: pd.DataFrame, framework: str, ticker: str, seed: int):
     decide = _policy(framework, seed)
-    cash, shares = CASH, 0
-    equity, decisions, trades = [], [], []
-    dates, opens, closes = bars["date"].to_numpy(), bars["open"].to_numpy(), bars["close"].to_numpy()
-    pending = None
-    for t in range(DAYS):
-        if pending == "BUY" and (n := int(0.9 * cash // opens[t])) > 0:
-            fee = n * opens[t] * FEE
-            cash -= n * opens[t] + fee
-            shares += n
-            trades.append((dates[t], "BUY", n, opens[t], n * opens[t], fee))
-        elif pending == "SELL" and shares > 0:
-            fee = shares * opens[t] * FEE
-            cash += shares * opens[t] - fee
-            trades.append((dates[t], "SELL", shares, opens[t], shares * opens[t], fee))
-            shares = 0
-        equity.append((dates[t], cash + shares * closes[t] if t else CASH, cash, shares))
-        pending = decide(closes[: t + 1])
-        llm = framework == "coin_flip"
-        decisions.append((dates[t], pending, 1.0, 3 if llm else 0, 900 if llm else 0, 120 if llm else 0,
-                          2.5 if llm else 0.0, 0, 0, 0, None, 2.6 if llm else 0.001))
+    window = bars.iloc[:DAYS].set_index("date")
+    closes = window["close"].to_numpy()
+    actions = [decide(closes[: t + 1]) for t in range(DAYS)]
+    episode = simulate(window, [Decision(action=Action(a)) for a in actions])
+    llm = framework == "coin_flip"
+    decisions = pd.DataFrame({
+        "date": window.index, "action": actions, "confidence": 1.0, "llm_calls": 3 if llm else 0,
+        "prompt_tokens": 900 if llm else 0, "completion_tokens": 120 if llm else 0,
+        "llm_latency_s": 2.5 if llm else 0.0, "tool_calls": 0, "lookahead_calls": 0, "parse_failures": 0,
+        "error": None, "wall_s": 2.6 if llm else 0.001})
     keys = {"framework": framework, "ticker": ticker, "seed": seed}
     return (
-        pd.DataFrame(equity, columns=["date", "equity", "cash", "position"]).assign(**keys),
-        pd.DataFrame(decisions, columns=["date", "action", "confidence", "llm_calls", "prompt_tokens",
-                                         "completion_tokens", "llm_latency_s", "tool_calls", "lookahead_calls",
-                                         "parse_failures", "error", "wall_s"]).assign(**keys, target=np.nan),
-        pd.DataFrame(trades, columns=["date", "side", "shares", "price", "notional", "fee"]).assign(**keys),
+        episode.equity.rename_axis("date").reset_index().assign(**keys),
+        decisions.assign(**keys, target=np.nan),
+        episode.trades.assign(**keys),
     )
 
 
@@ -86,24 +75,15 @@ def write_run(path, seed: int = 0):
     rng = np.random.default_rng(seed)
     prices = _prices(rng)
     episodes = [("buy_and_hold", 0), ("always_hold", 0), ("momentum", 0)] + [("coin_flip", s) for s in range(3)]
-    equity, decisions, trades, metrics = [], [], [], []
-    for framework, episode_seed in episodes:
-        rows = []
-        for ticker in TICKERS:
-            bars = prices[prices["ticker"] == ticker].reset_index(drop=True)
-            e, d, t = _episode(bars, framework, ticker, episode_seed)
-            equity.append(e)
-            decisions.append(d)
-            trades.append(t)
-            rows.append(metrics_row(e["equity"], len(t)))
-            metrics.append({"framework": framework, "ticker": ticker, "seed": episode_seed, **rows[-1]})
-        metrics.append({"framework": framework, "ticker": "AVG", "seed": episode_seed, **average_row(rows)})
+    parts = [_episode(prices[prices["ticker"] == ticker].reset_index(drop=True), framework, ticker, episode_seed)
+             for framework, episode_seed in episodes for ticker in TICKERS]
+    equity, decisions, trades = (pd.concat(tables, ignore_index=True) for tables in zip(*parts))
     path.mkdir(parents=True, exist_ok=True)
-    pd.concat(equity, ignore_index=True).to_parquet(path / "equity.parquet")
-    pd.concat(decisions, ignore_index=True).to_parquet(path / "decisions.parquet")
-    pd.concat(trades, ignore_index=True).to_csv(path / "trades.csv", index=False)
+    equity.to_parquet(path / "equity.parquet")
+    decisions.to_parquet(path / "decisions.parquet")
+    trades.to_csv(path / "trades.csv", index=False)
     prices.to_parquet(path / "prices.parquet")
-    pd.DataFrame(metrics).to_csv(path / "metrics.csv", index=False)
+    episode_metrics(equity, trades, 252.0).to_csv(path / "metrics.csv", index=False)
     (path / "config.yaml").write_text("name: synthetic\nexecution:\n  fee_bps: 10.0\n  kappa: 0.9\n")
     (path / "run.json").write_text(json.dumps({
         "suite": "synthetic", "tickers": list(TICKERS), "seeds": [0, 1, 2], "periods_per_year": 252,
