@@ -29,6 +29,16 @@ class TradingFramework(ABC):
     needs_portfolio: ClassVar[bool] = False
     stochastic: ClassVar[bool] = False
 
+    def fingerprint(self) -> str:
+        """What determines this framework's decisions beyond its config: for an LLM framework
+        its engine's weights, tokenizer and chat template, its prompt files and its grammar.
+
+        The journal key covers it, so a checkpoint retrained at the same path or an edited
+        prompt file recomputes decisions instead of reusing old ones. Default: "" (the config
+        says everything).
+        """
+        return ""
+
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         """One decision per context, in the same order."""

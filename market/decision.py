@@ -58,6 +58,9 @@ class Trace(BaseModel):
     parse_failures: list[str] = Field(default_factory=list)
     error: str | None = None
     """Set when the framework failed on this decision and the fallback action was used."""
+    fallback: bool = False
+    """True when the action is the configured fallback, not one the model gave (an LLM answer
+    that did not parse, a failure): executed, but never scored as the model's choice."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
