@@ -1,0 +1,59 @@
+"""The framework adapter: config validation, engines, statefulness, fingerprint."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from frameworks.multi_agent import MultiAgentDebate, engine_identity
+
+TINY = {"llm": "tiny", "max_new_tokens": 4}
+
+
+@pytest.fixture(scope="module")
+def debate():
+    return MultiAgentDebate(quick=TINY, deep=TINY)
+
+
+def test_one_engine_serves_both_tiers_when_they_name_the_same_llm(debate):
+    assert debate.deep_engine is debate.quick_engine
+    other = MultiAgentDebate(quick=TINY, deep={**TINY, "overrides": {"num_hidden_layers": 1}})
+    assert other.deep_engine is not other.quick_engine and other.deep_engine.model != other.quick_engine.model
+
+
+def test_memory_makes_it_stateful_and_sampling_makes_it_stochastic(debate):
+    assert not debate.stateful and not debate.stochastic
+    assert MultiAgentDebate(quick=TINY, deep=TINY, memory=True).stateful
+    assert MultiAgentDebate(quick={**TINY, "temperature": 0.7}, deep=TINY).stochastic
+
+
+def test_the_fingerprint_covers_engines_prompts_and_graph(debate, monkeypatch):
+    assert debate.fingerprint() == MultiAgentDebate(quick=TINY, deep=TINY).fingerprint()
+    assert debate.fingerprint() != MultiAgentDebate(quick=TINY, deep=TINY, max_debate_rounds=2).fingerprint()
+    before = debate.fingerprint()
+    monkeypatch.setattr("frameworks.multi_agent.templates_digest", lambda: "edited prompts")
+    assert debate.fingerprint() != before
+    monkeypatch.undo()
+    monkeypatch.setattr(debate.quick_engine, "fingerprint", lambda: "weights-v2", raising=False)
+    assert engine_identity(debate.quick_engine) == "weights-v2" and debate.fingerprint() != before
+
+
+def test_without_an_engine_fingerprint_the_identity_is_backend_and_model(debate):
+    assert engine_identity(debate.quick_engine) == f"transformers:{debate.quick_engine.model}"
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ({"analysts": []}, "choose at least one"),
+    ({"analysts": ["market", "market"]}, "each analyst at most once"),
+    ({"analysts": ["macro"]}, "analysts.0"),
+    ({"analysts": ["market"], "analyst_tools": {"market": ["get_prices"]}}, "unknown tool(s) get_prices"),
+    ({"analysts": ["market", "news"], "analyst_tools": {"market": ["get_market_data"]}}, "no tools listed for news"),
+    ({"rating_actions": {"Buy": "BUY"}}, "no action for Overweight, Hold, Underweight, Sell"),
+    ({"max_debate_rounds": 0}, "max_debate_rounds"),
+    ({"debate_rounds": 2}, "debate_rounds"),
+])
+def test_a_bad_config_names_what_is_wrong(config, message):
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        MultiAgentDebate(quick=TINY, deep=TINY, **config)
