@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
+from scripted import ScriptedEngine
 
 from market.view import MarketView
 from multi_agent.memory import OutcomeMemory
 from multi_agent.outputs import Rating
+from multi_agent.pipeline import DebatePipeline
+from multi_agent.settings import DebateSettings
 
 
 def closes(market, ticker, start, count):
@@ -51,11 +53,7 @@ def test_a_later_price_change_cannot_reach_an_earlier_decision(market):
 
 
 @pytest.mark.parametrize("memory_on", [True, False])
-def test_the_pipeline_shows_resolved_lessons_to_the_remembering_roles(run, contexts, memory_on):
-    from multi_agent.pipeline import DebatePipeline
-    from multi_agent.settings import DebateSettings
-    from scripted import ScriptedEngine
-
+def test_the_pipeline_shows_resolved_lessons_to_the_remembering_roles(contexts, memory_on):
     engine = ScriptedEngine()
     pipeline = DebatePipeline(DebateSettings(memory=memory_on, memory_horizon=1, analysts=("market",)), engine)
     for date in ("2020-02-03", "2020-02-04", "2020-02-05"):
