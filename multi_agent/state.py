@@ -8,7 +8,8 @@ their text.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, TypedDict, get_args
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypedDict, get_args
 
 from multi_agent.outputs import PortfolioDecision, ResearchPlan, TraderProposal
 
@@ -49,6 +50,10 @@ class DebateState(TypedDict, total=False):
     """Output kind ("plan", "proposal", "decision") -> how it was read: json, text or failed."""
     parse_failures: Annotated[list[str], operator.add]
     """"kind: detail" lines: tool calls and outputs that did not parse."""
+
+
+Node = Callable[[DebateState], dict[str, Any]]
+"""A graph node: reads the state, returns its update."""
 
 
 def ordered_reports(state: DebateState) -> list[tuple[str, str]]:

@@ -32,7 +32,7 @@ ANALYST_INSTRUCTIONS = (
 )
 NO_REPORT = "(no report)"
 
-Node = Callable[[DebateState, RunnableConfig], dict[str, Any]]
+AnalystNode = Callable[[DebateState, RunnableConfig], dict[str, Any]]
 
 
 def answer_tool_call(call: dict[str, Any], tools: dict[str, BaseTool], toolset: ToolSet) -> ToolMessage:
@@ -46,7 +46,7 @@ def answer_tool_call(call: dict[str, Any], tools: dict[str, BaseTool], toolset: 
     return ToolMessage(text, tool_call_id=call["id"], status="error")
 
 
-def create_analyst(llm: Runnable, name: str, tool_names: Sequence[str], max_tool_rounds: int) -> Node:
+def create_analyst(llm: Runnable, name: str, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """The node of analyst `name` ("market", ...): a private tool loop, then `reports[name]`."""
     role = f"{name}_analyst"
     system = system_prompt(role, ANALYST_INSTRUCTIONS)
@@ -70,27 +70,27 @@ def create_analyst(llm: Runnable, name: str, tool_names: Sequence[str], max_tool
     return analyst
 
 
-def create_market_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> Node:
+def create_market_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """Prices and technical indicators."""
     return create_analyst(llm, "market", tool_names, max_tool_rounds)
 
 
-def create_social_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> Node:
+def create_social_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """Social-media sentiment."""
     return create_analyst(llm, "social", tool_names, max_tool_rounds)
 
 
-def create_news_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> Node:
+def create_news_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """Company news and macroeconomic releases."""
     return create_analyst(llm, "news", tool_names, max_tool_rounds)
 
 
-def create_fundamentals_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> Node:
+def create_fundamentals_analyst(llm: Runnable, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """Financial statements and insider trades."""
     return create_analyst(llm, "fundamentals", tool_names, max_tool_rounds)
 
 
-ANALYSTS: dict[str, Callable[..., Node]] = {
+ANALYSTS: dict[str, Callable[..., AnalystNode]] = {
     "market": create_market_analyst,
     "social": create_social_analyst,
     "news": create_news_analyst,

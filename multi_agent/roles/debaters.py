@@ -12,12 +12,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
 from multi_agent.prompting import lessons_part, reports_part, section, situation, system_prompt, turns_part
-from multi_agent.state import DebateState, Turn
+from multi_agent.state import DebateState, Node, Turn
 
 DEBATER_INSTRUCTIONS = "Reply in a few sentences of plain prose, as your next turn in the debate."
-
-Node = Callable[[DebateState], dict[str, Any]]
-
 
 def create_debater(llm: Runnable, role: str, debate: str, context: Callable[[DebateState], list[str]]) -> Node:
     """A node that speaks once in the state's `debate` list ("debate" or "risk_debate"),

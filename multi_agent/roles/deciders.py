@@ -17,10 +17,7 @@ from langchain_core.runnables import Runnable
 from multi_agent.outputs import (PortfolioDecision, RatedOutput, ResearchPlan, TraderProposal, output_instructions,
                                  parse_output, render_output)
 from multi_agent.prompting import lessons_part, section, situation, system_prompt, turns_part
-from multi_agent.state import DebateState
-
-Node = Callable[[DebateState], dict[str, Any]]
-
+from multi_agent.state import DebateState, Node
 
 def create_decider(llm: Runnable, role: str, schema: type[RatedOutput], kind: str,
                    context: Callable[[DebateState], list[str]]) -> Node:
