@@ -1,11 +1,12 @@
 """Prompts: each role's own template file, and the structure every role shares, in code.
 
-`prompts/<role>.md` holds what makes a role that role (its voice and its job). A role's
-system prompt is that template followed by the instructions of its kind (analyst, debater,
-decider); it never names the stock or the date, so the system prompt — and, for analysts,
-the tool list the chat template appends to it — is the same for every decision of a role
-and an engine can reuse its KV cache. The user message carries the situation: the stock
-and the date, then the parts of the state the role reads, each under a heading.
+`prompts/<role>.md` holds what makes a role that role (its voice and its job) and is the
+role's system prompt. It never names the stock or the date, so the system prompt — and, for
+analysts, the tool list the chat template appends to it — is the same for every decision of
+a role and an engine can reuse its KV cache. The user message carries the situation: the
+stock and the date, the parts of the state the role reads, each under a heading, and last
+the instructions of the role's kind (analyst, debater, decider): small models follow the
+instruction they read last far better than one before a long context.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from importlib import resources
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from multi_agent.state import DebateState, Turn, ordered_reports
 
@@ -34,9 +37,10 @@ def templates_digest() -> str:
     return digest.hexdigest()
 
 
-def system_prompt(role: str, *instructions: str) -> str:
-    """The role's template followed by the instructions of its kind."""
-    return "\n\n".join((template(role), *instructions))
+def role_messages(role: str, state: DebateState, parts: list[str], instructions: str) -> list[BaseMessage]:
+    """A role's conversation: its template as the system prompt; the situation, the `parts` it
+    reads and the `instructions` of its kind as the user message."""
+    return [SystemMessage(template(role)), HumanMessage(situation(state, *parts, instructions))]
 
 
 def speaker_name(role: str) -> str:

@@ -39,7 +39,7 @@ class ModelSettings(BaseModel):
     llm: str = "smollm2"
     overrides: dict[str, Any] = Field(default_factory=dict)
     """Fields of the LLM config to override, e.g. `{cache: false}`."""
-    max_new_tokens: int = Field(96, gt=0)
+    max_new_tokens: int = Field(64, gt=0)
     temperature: float = Field(0.0, ge=0.0)
 
 
@@ -60,7 +60,7 @@ class DebateSettings(BaseModel):
     """Risk rounds: each round is one aggressive, one conservative and one neutral turn."""
     quick: ModelSettings = ModelSettings()
     """Analysts, researchers, trader and risk analysts."""
-    deep: ModelSettings = ModelSettings(max_new_tokens=128)
+    deep: ModelSettings = ModelSettings(max_new_tokens=96)
     """Research manager and portfolio manager."""
     max_concurrency: int = Field(32, ge=1)
     """Graphs (decisions) in flight at once; each runs its parallel nodes on threads too."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from market.decision import ToolCallRecord
-from multi_agent.prompting import situation, system_prompt
+from multi_agent.prompting import role_messages
 from multi_agent.state import DebateState
 from tools import ToolSet
 
@@ -27,7 +27,7 @@ TOOLSET = "toolset"
 
 ANALYST_INSTRUCTIONS = (
     "Other analysts cover the other kinds of data. Call your tools to collect the data you need, "
-    "then write your report for the team: specific, citing numbers, a few sentences. "
+    "then write your report for the team in a few plain sentences, specific and citing numbers. "
     "End it with one line: Outlook: bullish, bearish or neutral."
 )
 NO_REPORT = "(no report)"
@@ -49,13 +49,12 @@ def answer_tool_call(call: dict[str, Any], tools: dict[str, BaseTool], toolset: 
 def create_analyst(llm: Runnable, name: str, tool_names: Sequence[str], max_tool_rounds: int) -> AnalystNode:
     """The node of analyst `name` ("market", ...): a private tool loop, then `reports[name]`."""
     role = f"{name}_analyst"
-    system = system_prompt(role, ANALYST_INSTRUCTIONS)
 
     def analyst(state: DebateState, config: RunnableConfig) -> dict[str, Any]:
         toolset: ToolSet | None = config.get("configurable", {}).get(TOOLSET)
         tools = {t.name: t for t in toolset.langchain_tools() if t.name in tool_names} if toolset else {}
         model = llm.bind(tools=[convert_to_openai_tool(t) for t in tools.values()]) if tools else llm
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(situation(state, "Write your report."))]
+        messages: list[BaseMessage] = role_messages(role, state, [], ANALYST_INSTRUCTIONS)
         failures: list[str] = []
         rounds = max_tool_rounds if tools else 0
         for turn in range(rounds + 1):

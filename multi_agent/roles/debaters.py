@@ -8,23 +8,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from multi_agent.prompting import lessons_part, reports_part, section, situation, system_prompt, turns_part
+from multi_agent.prompting import lessons_part, reports_part, role_messages, section, turns_part
 from multi_agent.state import DebateState, Node, Turn
 
-DEBATER_INSTRUCTIONS = "Reply in a few sentences of plain prose, as your next turn in the debate."
+DEBATER_INSTRUCTIONS = "Your turn: reply in a few plain sentences."
+
 
 def create_debater(llm: Runnable, role: str, debate: str, context: Callable[[DebateState], list[str]]) -> Node:
     """A node that speaks once in the state's `debate` list ("debate" or "risk_debate"),
     having read `context(state)` and that debate so far."""
-    system = system_prompt(role, DEBATER_INSTRUCTIONS)
 
     def debater(state: DebateState) -> dict[str, Any]:
-        turns = state.get(debate, [])
-        prompt = situation(state, *context(state), turns_part("The debate so far", turns), "Your turn.")
-        reply = llm.invoke([SystemMessage(system), HumanMessage(prompt)])
+        parts = [*context(state), turns_part("The debate so far", state.get(debate, []))]
+        reply = llm.invoke(role_messages(role, state, parts, DEBATER_INSTRUCTIONS))
         return {debate: [Turn(speaker=role, text=reply.content.strip())]}
 
     debater.__name__ = role

@@ -11,21 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
 from multi_agent.outputs import (PortfolioDecision, RatedOutput, ResearchPlan, TraderProposal, output_instructions,
                                  parse_output, render_output)
-from multi_agent.prompting import lessons_part, section, situation, system_prompt, turns_part
+from multi_agent.prompting import lessons_part, role_messages, section, turns_part
 from multi_agent.state import DebateState, Node
 
 def create_decider(llm: Runnable, role: str, schema: type[RatedOutput], kind: str,
                    context: Callable[[DebateState], list[str]]) -> Node:
     """A node that reads `context(state)`, answers as `schema` and writes it to `state[kind]`."""
-    system = system_prompt(role, output_instructions(schema))
+    instructions = output_instructions(schema)
 
     def decider(state: DebateState) -> dict[str, Any]:
-        reply = llm.invoke([SystemMessage(system), HumanMessage(situation(state, *context(state)))])
+        reply = llm.invoke(role_messages(role, state, context(state), instructions))
         parsed = parse_output(reply.content, schema)
         text = render_output(parsed.output) if parsed.output is not None else reply.content.strip()
         failures = [f"{kind}: {parsed.failure}"] if parsed.failure else []

@@ -5,9 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from cli_helpers import ROOT
+from omegaconf import OmegaConf
 from pydantic import ValidationError
 
 from frameworks.multi_agent import MultiAgentDebate, engine_identity
+from multi_agent.settings import DebateSettings
+
+CONFIGS = ROOT / "configs" / "framework"
 
 TINY = {"llm": "tiny", "max_new_tokens": 4}
 
@@ -57,3 +62,8 @@ def test_without_an_engine_fingerprint_the_identity_is_backend_and_model(debate)
 def test_a_bad_config_names_what_is_wrong(config, message):
     with pytest.raises(ValidationError, match=re.escape(message)):
         MultiAgentDebate(quick=TINY, deep=TINY, **config)
+
+
+def test_the_default_config_file_states_the_settings_defaults():
+    config = OmegaConf.to_container(OmegaConf.load(CONFIGS / "multi_agent.yaml"), resolve=True)
+    assert DebateSettings.model_validate({k: v for k, v in config.items() if not k.startswith("_")}) == DebateSettings()

@@ -9,6 +9,9 @@ import pytest
 from scripted import DECIDERS, default_script, json_answer
 
 from market.decision import Action
+from multi_agent.outputs import output_instructions
+from multi_agent.roles.analysts import ANALYST_INSTRUCTIONS
+from multi_agent.roles.debaters import DEBATER_INSTRUCTIONS
 from multi_agent.routing import RESEARCHERS, RISK_ANALYSTS
 
 ANALYST_ROLES = ["market_analyst", "social_analyst", "news_analyst", "fundamentals_analyst"]
@@ -154,11 +157,13 @@ def test_a_node_that_raises_fails_its_decision_alone(run, contexts):
     assert booked == {*ANALYST_ROLES, *RESEARCHERS, "research_manager"}, "calls before the failure stay booked"
 
 
-def test_every_decider_sees_its_output_instructions(run, contexts):
+def test_every_role_reads_its_instructions_last(run, contexts):
     _, engine = run(contexts(DAY))
     for role, schema in DECIDERS.items():
-        system = next(c for c in engine.calls if c.role == role).conversation[0]["content"]
-        assert f'"{schema.tier_field}" (' in system and "one JSON object" in system
+        prompt = next(c for c in engine.calls if c.role == role).prompt
+        assert prompt.endswith(output_instructions(schema)) and f'"{schema.tier_field}" (' in prompt
+    assert all(c.prompt.endswith(ANALYST_INSTRUCTIONS) for c in engine.calls if c.role in ANALYST_ROLES)
+    assert all(c.prompt.endswith(DEBATER_INSTRUCTIONS) for c in engine.calls if c.role in RESEARCHERS + RISK_ANALYSTS)
 
 
 def test_system_prompts_name_no_stock_or_date(run, contexts):
