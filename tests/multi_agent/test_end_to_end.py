@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 
 import pandas as pd
 import pytest
+from cli_helpers import ROOT, benchmark_command, support_env
 
 from market.decision import Decision
 
@@ -19,9 +21,6 @@ ANALYST_TOOLS = {"get_market_data", "get_stock_indicators", "get_reddit_data", "
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from cli_helpers import ROOT, benchmark_command, support_env
-    import subprocess
-
     out = tmp_path_factory.mktemp("multi_agent")
     done = subprocess.run(benchmark_command(
         "+suite=smoke", "tickers=[MSFT,NVDA]", "split.test.end=2020-01-06",
