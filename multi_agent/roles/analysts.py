@@ -27,8 +27,8 @@ TOOLSET = "toolset"
 
 ANALYST_INSTRUCTIONS = (
     "Other analysts cover the other kinds of data. Call your tools to collect the data you need, "
-    "then write your report for the team in a few plain sentences, specific and citing numbers. "
-    "End it with one line: Outlook: bullish, bearish or neutral."
+    "then write your report for the team: a few plain English sentences citing numbers, no code "
+    "and no markup. End it with one line: Outlook: bullish, bearish or neutral."
 )
 NO_REPORT = "(no report)"
 
