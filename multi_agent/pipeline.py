@@ -26,6 +26,9 @@ from multi_agent.roles.analysts import TOOLSET
 from multi_agent.settings import DebateSettings, ModelSettings
 from multi_agent.state import DebateState, ordered_reports
 
+QUICK_PARAMS, DEEP_PARAMS = "quick_params", "deep_params"
+"""The run-config keys (`config["configurable"]`) of each tier's sampling parameters."""
+
 
 def sampling(model: ModelSettings, seed: int) -> SamplingParams:
     """The sampling parameters of one model tier for one decision."""
@@ -53,8 +56,8 @@ class DebatePipeline:
 
     def __init__(self, settings: DebateSettings, quick: ChatEngine, deep: ChatEngine | None = None):
         self.settings = settings
-        self.graph = build_graph(settings, configurable_chat_model(quick, settings.quick, "quick_params"),
-                                 configurable_chat_model(deep or quick, settings.deep, "deep_params"))
+        self.graph = build_graph(settings, configurable_chat_model(quick, settings.quick, QUICK_PARAMS),
+                                 configurable_chat_model(deep or quick, settings.deep, DEEP_PARAMS))
         self.memory = OutcomeMemory(settings.memory_horizon, settings.memory_lessons) if settings.memory else None
 
     def decide(self, contexts: list[DecisionContext]) -> list[Decision]:
@@ -77,8 +80,8 @@ class DebatePipeline:
     def _run_config(self, context: DecisionContext, recorder: CallRecorder) -> RunnableConfig:
         configurable: dict[str, Any] = {
             TOOLSET: context.tools,
-            "quick_params": sampling(self.settings.quick, context.seed),
-            "deep_params": sampling(self.settings.deep, context.seed),
+            QUICK_PARAMS: sampling(self.settings.quick, context.seed),
+            DEEP_PARAMS: sampling(self.settings.deep, context.seed),
         }
         return RunnableConfig(configurable=configurable, callbacks=[recorder],
                               max_concurrency=self.settings.max_concurrency,
@@ -87,10 +90,9 @@ class DebatePipeline:
     def _decision(self, context: DecisionContext, final: DebateState | Exception, recorder: CallRecorder) -> Decision:
         """The decision of one run: the mapped rating, or the fallback with the reason."""
         trace = Trace(llm_calls=recorder.calls, tool_calls=list(context.tools.records) if context.tools else [])
-        fallback = Decision(action=self.settings.fallback_action, trace=trace)
         if isinstance(final, Exception):
             trace.error, trace.fallback = f"{type(final).__name__}: {final}", True
-            return fallback
+            return Decision(action=self.settings.fallback_action, trace=trace)
         decision, plan, proposal = final.get("decision"), final.get("plan"), final.get("proposal")
         trace.messages = transcript(final)
         trace.parse_failures = list(final.get("parse_failures", []))
@@ -100,7 +102,6 @@ class DebatePipeline:
             "trader_action": proposal.action.value if proposal else None,
             "parsed_as": final.get("parsed_as", {}),
         }
-        if decision is None:
-            trace.fallback = True
-            return fallback
-        return Decision(action=self.settings.rating_actions[decision.rating], trace=trace)
+        trace.fallback = decision is None
+        action = self.settings.fallback_action if decision is None else self.settings.rating_actions[decision.rating]
+        return Decision(action=action, trace=trace)
