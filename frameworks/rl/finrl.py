@@ -60,7 +60,7 @@ class FinRLAgent(TradingFramework):
         return ",".join(f"{name}={v}" for name, v in library_versions().items())
 
     def training_facts(self) -> dict[int, dict]:
-        """Per trained seed: its policy key, timesteps, training wall time (s) and inputs."""
+        """Per trained seed: its policy key, timesteps, training wall and CPU time (s) and inputs."""
         return {seed: facts for seed, (_, facts) in self._policies.items()}
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:

@@ -3,8 +3,8 @@
 The key is the SHA-256 (first 16 hex digits) of the canonical JSON of
 (data fingerprint, training settings, seed, library versions); the data fingerprint hashes
 every training episode's ticker, dates, OHLCV values and feature rows. A folder holds
-`policy.zip` (stable-baselines3's `save`) and `training.json` (the key's inputs, the training
-wall time in seconds and the timesteps). It is written into a private staging folder and
+`policy.zip` (stable-baselines3's `save`) and `training.json` (the key's inputs, the timesteps
+and the training cost: wall and CPU seconds). It is written into a private staging folder and
 renamed, so a killed training leaves nothing half-written and a rerun trains again.
 """
 
@@ -56,18 +56,19 @@ def policy_key(inputs: dict) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def cached_policy(inputs: dict, train: Callable[[], tuple[BaseAlgorithm, float]],
+def cached_policy(inputs: dict, train: Callable[[], tuple[BaseAlgorithm, dict]],
                   cache_dir: str | Path | None = None) -> tuple[BaseAlgorithm, dict]:
     """The policy stored under `inputs`' key, training and storing it with `train()` when absent.
 
-    Returns the policy and its facts: the inputs, `key`, `timesteps`, `train_wall_s`.
+    `train()` returns the policy and its cost ({train_wall_s, train_cpu_s}). Returns the policy
+    and its facts: the inputs, `key`, `timesteps` and the cost.
     """
     algorithm = inputs["settings"]["algorithm"]
     key = policy_key(inputs)
     folder = cache_folder("rl_policies", cache_dir) / f"{algorithm}-{key}"
     if not (folder / FACTS_FILE).is_file():
-        model, wall_s = train()
-        facts = {**inputs, "key": key, "timesteps": int(model.num_timesteps), "train_wall_s": round(wall_s, 3)}
+        model, cost = train()
+        facts = {**inputs, "key": key, "timesteps": int(model.num_timesteps), **cost}
 
         def write(staging: Path) -> None:
             staging.mkdir(parents=True)

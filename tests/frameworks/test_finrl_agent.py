@@ -58,7 +58,7 @@ def test_runs_in_the_runner_with_one_policy_per_seed(tmp_path, algorithm):
     assert len(result.episodes) == 4 and result.made == 4 * 30
     facts = trader.training_facts()
     assert sorted(facts) == [0, 1] and facts[0]["key"] != facts[1]["key"]
-    assert all(f["timesteps"] >= 64 and f["train_wall_s"] > 0 for f in facts.values())
+    assert all(f["timesteps"] >= 64 and f["train_wall_s"] > 0 and f["train_cpu_s"] > 0 for f in facts.values())
     used = {(e.seed, e.decision.trace.extra["policy"]) for e in result.decisions}
     assert used == {(seed, f["key"]) for seed, f in facts.items()}
 
