@@ -38,7 +38,7 @@ MAIN, ABLATION, ROLLING, EFFICIENCY = "T10-11", "T13-14", "T12", "T6"
 COLUMNS = ["table", "category", "row", "backbone", "ticker", "metric", "value"]
 PERCENT_METRICS = {"ARR_pct": "ARR", "MDD_pct": "MDD"}
 NOT_IN_PAPER = "not in the paper"
-SOURCES = ("paper", "ours", "Δ")
+PAPER, OURS, DELTA = "paper", "ours", "Δ"
 """The `source` of a line in `beside_paper`: the paper's value, ours, ours − paper."""
 
 
@@ -144,19 +144,19 @@ def beside_paper(ours: pd.DataFrame, rows: Mapping[str, PaperRow], table: str = 
     placed = set()
     for (category, row, backbone), cells in paper.groupby(["category", "row", "backbone"], sort=False):
         label = PaperRow(row, backbone).label
-        lines.append(cells.assign(model=label, framework="", source="paper"))
+        lines.append(cells.assign(model=label, framework="", source=PAPER))
         for framework in mine["framework"].unique():
             if rows.get(framework) != PaperRow(row, backbone):
                 continue
             placed.add(framework)
-            own = mine[mine["framework"] == framework].assign(category=category, model=label, source="ours")
+            own = mine[mine["framework"] == framework].assign(category=category, model=label, source=OURS)
             joined = own.merge(cells[["ticker", "metric", "value"]], on=["ticker", "metric"], suffixes=("", "_paper"))
             if not same_tickers:
                 joined = joined[joined["ticker"] != AVERAGE_TICKER]
-            delta = joined.assign(value=joined["value"] - joined["value_paper"], source="Δ")
+            delta = joined.assign(value=joined["value"] - joined["value_paper"], source=DELTA)
             lines.extend([own, delta.drop(columns="value_paper")])
     alone = mine[~mine["framework"].isin(placed)]
-    lines.append(alone.assign(category=NOT_IN_PAPER, model=alone["framework"], source="ours"))
+    lines.append(alone.assign(category=NOT_IN_PAPER, model=alone["framework"], source=OURS))
     columns = ["category", "model", "framework", "source", "ticker", "metric", "value"]
     return pd.concat(lines, ignore_index=True)[columns]
 
