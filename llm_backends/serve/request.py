@@ -35,7 +35,7 @@ def text_content(content: Any, where: str, role: str) -> str | None:
     """Message content as one string: a string as is, text parts joined by newlines; None only for assistant turns."""
     if content is None:
         if role != "assistant":
-            raise ValueError(f"{where}: content is required for role {role!r}")
+            raise ValueError(f"{where}: required for role {role!r}")
         return None
     if isinstance(content, str):
         return content
