@@ -81,7 +81,9 @@ def decode_json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:
-        raise MalformedResponse(f"HTTP {response.status_code} but the body is not JSON: {response.text[:300]!r}") from None
+        raise MalformedResponse(
+            f"HTTP {response.status_code} but the body is not JSON: {response.text[:300]!r}"
+        ) from None
 
 
 def request_body(model: str, conversation: Conversation, tools: list[ToolSchema] | None, params: SamplingParams) -> dict[str, Any]:
@@ -143,7 +145,7 @@ def parse_response(data: Any, latency: float) -> ChatResult:
 
 
 class OpenAIEngine(ChatEngine):
-    """Chat completions over HTTP, concurrent, retried, one result or error per conversation, the key kept out of sight."""
+    """Chat completions over HTTP: concurrent, retried, one result or error per conversation, the key out of sight."""
 
     def __init__(
         self,
@@ -228,7 +230,9 @@ class OpenAIEngine(ChatEngine):
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        log.warning("%s: attempt %d failed (%s); retrying in %.2f s", self.url, state.attempt_number, self._describe(error), wait)
+        log.warning(
+            "%s: attempt %d failed (%s); retrying in %.2f s", self.url, state.attempt_number, self._describe(error), wait,
+        )
 
     def _describe(self, error: BaseException | None) -> str:
         """One line on a failed attempt, with the API key cut out of anything the server echoed."""

@@ -53,7 +53,10 @@ class ContextWindow:
         """The engine's window; `length` overrides the model's and is required when the engine does not say."""
         length = length or model_context_length(engine)
         if length is None:
-            raise ValueError(f"context_length: engine {engine.engine_id!r} does not report its model's context; give it")
+            raise ValueError(
+                f"context_length: engine {engine.engine_id!r} does not report its model's context; "
+                "give it (--context-length on the command line)"
+            )
         if length < 1:
             raise ValueError(f"context_length must be positive, got {length}")
         return cls(length, prompt_counter(engine))

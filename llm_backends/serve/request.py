@@ -45,7 +45,9 @@ def text_content(content: Any, where: str, role: str) -> str | None:
     for p, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind != "text" or not isinstance(part.get("text"), str):
-            raise ValueError(f"{where}[{p}]: only {{'type': 'text', 'text': ...}} parts are supported, got {kind or part!r}")
+            raise ValueError(
+                f"{where}[{p}]: only {{'type': 'text', 'text': ...}} parts are supported, got {kind or part!r}"
+            )
         texts.append(part["text"])
     return "\n".join(texts)
 
@@ -65,6 +67,7 @@ class ChatCompletionRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     stop: Any = None
+    """A string, a list of up to MAX_STOP_STRINGS strings, or null; validated into a tuple of strings."""
     seed: int | None = None
     n: int | None = Field(None, ge=1)
     stream: bool | None = None
@@ -161,7 +164,8 @@ def validation_error(err: ValidationError) -> APIError:
             lines.append(problem["msg"].removeprefix("Value error, "))
         else:
             lines.append(f"{path}: {problem['msg']}")
-    code = "integer_below_min_value" if first["type"] == "greater_than_equal" and isinstance(first["input"], int) else None
+    below_min = first["type"] == "greater_than_equal" and isinstance(first["input"], int)
+    code = "integer_below_min_value" if below_min else None
     return bad_request(field_path(first["loc"]), "; ".join(lines), code)
 
 
@@ -177,12 +181,19 @@ def refuse_unhonourable(request: ChatCompletionRequest) -> None:
         raise unsupported("logprobs", "log-probabilities are not supported yet")
     if request.response_format is not None and request.response_format.get("type") != "text":
         kind = request.response_format.get("type")
-        raise unsupported("response_format", f"{kind!r} needs constrained decoding, which this server does not have yet; only 'text' is supported")
+        raise unsupported(
+            "response_format",
+            f"{kind!r} needs constrained decoding, which this server does not have yet; only 'text' is supported",
+        )
     choice = request.tool_choice
     if isinstance(choice, str) and choice not in TOOL_CHOICES:
-        raise bad_request("tool_choice", f"tool_choice must be one of {sorted(TOOL_CHOICES)} or a function, got {choice!r}")
+        raise bad_request(
+            "tool_choice", f"tool_choice: must be one of {sorted(TOOL_CHOICES)} or a function, got {choice!r}",
+        )
     if choice is not None and choice not in ("auto", "none"):
-        raise unsupported("tool_choice", f"{choice!r} would force a tool call, which needs constrained decoding; use 'auto' or 'none'")
+        raise unsupported(
+            "tool_choice", f"{choice!r} would force a tool call, which needs constrained decoding; use 'auto' or 'none'",
+        )
     if request.parallel_tool_calls is False:
         raise unsupported("parallel_tool_calls", "the model may answer with several calls; false cannot be enforced")
     for name in ("frequency_penalty", "presence_penalty"):
@@ -198,7 +209,8 @@ def completion_limit(request: ChatCompletionRequest) -> tuple[int | None, str]:
     if both and request.max_tokens != request.max_completion_tokens:
         raise bad_request(
             "max_tokens",
-            f"max_tokens ({request.max_tokens}) and max_completion_tokens ({request.max_completion_tokens}) disagree; send one",
+            f"max_tokens ({request.max_tokens}) and max_completion_tokens ({request.max_completion_tokens}) disagree; "
+            "send one",
         )
     if request.max_completion_tokens is not None:
         return request.max_completion_tokens, "max_completion_tokens"
@@ -207,12 +219,17 @@ def completion_limit(request: ChatCompletionRequest) -> tuple[int | None, str]:
 
 def read_request(raw: bytes, served_model: str) -> ChatJob:
     """The job a chat-completions body asks for, or the APIError that refuses it."""
+    if not raw.strip():
+        raise bad_request(None, "the body is empty; send a JSON object")
     try:
-        request = ChatCompletionRequest.model_validate_json(raw or b"null")
+        request = ChatCompletionRequest.model_validate_json(raw)
     except ValidationError as err:
         raise validation_error(err) from None
     if request.model != served_model:
-        raise APIError(404, f"The model `{request.model}` does not exist; this server has `{served_model}`", param="model", code="model_not_found")
+        raise APIError(
+            404, f"The model `{request.model}` does not exist; this server has `{served_model}`",
+            param="model", code="model_not_found",
+        )
     refuse_unhonourable(request)
     max_tokens, param = completion_limit(request)
     greedy = request.top_p == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import uvicorn
 from fastapi import FastAPI
@@ -44,8 +45,15 @@ class BackgroundServer:
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://{host}:{self.port}/v1"
         self._server = uvicorn_server(app, access_log=False)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, name="llm-serve", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="llm-serve", daemon=True,
+        )
         self._thread.start()
+        while not self._server.started:  # a failed start must not leave clients waiting in the backlog
+            if not self._thread.is_alive():
+                self._socket.close()
+                raise RuntimeError("the server thread stopped before serving; its error is in the log")
+            time.sleep(0.01)
 
     def close(self) -> None:
         """Stop accepting requests, let those in flight finish (up to GRACEFUL_SHUTDOWN_S), join the thread."""
