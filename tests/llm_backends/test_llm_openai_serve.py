@@ -35,12 +35,8 @@ def keyed_server(tiny):
         yield srv
 
 
-def url(srv) -> str:
-    return srv.url
-
-
 def test_http_answers_match_the_engine_it_serves(server, tiny):
-    client = OpenAIEngine(url(server), tiny.model, max_concurrency=4)
+    client = OpenAIEngine(server.url, tiny.model, max_concurrency=4)
     prompts = [conversation(t) for t in ("a", "buy or sell?", "news", "macro", "hello")]
     params = SamplingParams(max_new_tokens=6)
     over_http = client.generate(prompts, [PRICE_TOOL], params)
@@ -50,20 +46,20 @@ def test_http_answers_match_the_engine_it_serves(server, tiny):
     assert [r.completion_tokens for r in over_http] == [r.completion_tokens for r in direct]
     assert len({r.text for r in direct}) == 5
     assert client.usage.snapshot().calls == 5
-    assert httpx.get(url(server) + "/models").json()["data"][0]["id"] == tiny.model
+    assert httpx.get(server.url + "/models").json()["data"][0]["id"] == tiny.model
 
 
 def test_key_comes_from_env_and_never_shows(keyed_server, tiny, monkeypatch, caplog, tmp_path):
     monkeypatch.setenv(KEY_ENV, SECRET)
     caplog.set_level(logging.DEBUG)
-    client = openai_engine(url(keyed_server), tiny.model, api_key_env=KEY_ENV, cache_path=str(tmp_path / "c.sqlite"))
+    client = openai_engine(keyed_server.url, tiny.model, api_key_env=KEY_ENV, cache_path=str(tmp_path / "c.sqlite"))
     result = client.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=3))
     assert result.completion_tokens == 3
     seen = repr(client) + repr(vars(client)) + result.model_dump_json() + caplog.text
     seen += (tmp_path / "c.sqlite").read_bytes().decode("latin-1")
     assert SECRET not in seen
     monkeypatch.setenv(KEY_ENV, "wrong")
-    refused = openai_engine(url(keyed_server), tiny.model, api_key_env=KEY_ENV, cache=False).generate_one(conversation("hi"))
+    refused = openai_engine(keyed_server.url, tiny.model, api_key_env=KEY_ENV, cache=False).generate_one(conversation("hi"))
     assert "HTTP 401" in refused.error
 
 
@@ -74,7 +70,7 @@ def test_missing_key_variable_is_a_one_line_error(monkeypatch):
 
 
 def test_bad_request_is_reported_with_the_servers_message(server, tiny):
-    client = OpenAIEngine(url(server), tiny.model, max_retries=0)
+    client = OpenAIEngine(server.url, tiny.model, max_retries=0)
     params = SamplingParams(max_new_tokens=2, temperature=0.0).model_copy(update={"temperature": -1.0})
     error = client.generate_one(conversation("x"), params=params).error
     assert error == f"{server.url}/chat/completions: HTTP 400: temperature: Input should be greater than or equal to 0"
