@@ -228,6 +228,7 @@ class OpenAIEngine(ChatEngine):
         return asked if asked is not None else self._backoff(state)
 
     def _log_retry(self, state: RetryCallState) -> None:
+        """A warning per retry: which attempt failed, why, and how long until the next."""
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
         log.warning(

@@ -51,7 +51,7 @@ class ContextWindow:
     @classmethod
     def of(cls, engine: ChatEngine, length: int | None = None) -> ContextWindow:
         """The engine's window; `length` overrides the model's and is required when the engine does not say."""
-        length = length or model_context_length(engine)
+        length = model_context_length(engine) if length is None else length
         if length is None:
             raise ValueError(
                 f"context_length: engine {engine.engine_id!r} does not report its model's context; "
