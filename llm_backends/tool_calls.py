@@ -81,6 +81,19 @@ def strip_tool_calls(text: str) -> str:
     return _BLOCK.sub("", text).strip()
 
 
+def strip_parsed_tool_calls(text: str) -> str:
+    """`text` without the tool-call blocks that parse; blocks that do not stay as written. Whitespace-stripped."""
+
+    def keep_if_broken(match: re.Match[str]) -> str:
+        try:
+            parse_tool_call(match.group(1).strip(), "")
+        except ValueError:
+            return match.group(0)
+        return ""
+
+    return _BLOCK.sub(keep_if_broken, text).strip()
+
+
 def render_tool_call(name: str, arguments: dict[str, Any]) -> str:
     """One call as the Qwen2.5 chat template writes it (the inverse of `parse_tool_call`)."""
     payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)

@@ -56,7 +56,9 @@ class ChatResult(BaseModel):
     `<tool_call>{json}</tool_call>` blocks, whatever the engine); `tool_calls` are the blocks
     that parsed, `parse_failures` one line per block that did not. `latency_s` is the wall
     time of the engine call that produced it (a whole batch for local engines); `cached` is
-    True when it was replayed from the response cache.
+    True when it was replayed from the response cache. `error` is set, and `text` empty, when
+    this conversation failed (an HTTP engine names the URL, status and server message); the
+    other conversations of the same call are unaffected.
     """
 
     text: str
@@ -68,6 +70,7 @@ class ChatResult(BaseModel):
     finish_reason: str = "stop"
     model: str = ""
     cached: bool = False
+    error: str | None = None
 
     @property
     def content(self) -> str:
