@@ -35,7 +35,9 @@ def _indented(text: str, max_chars: int, prefix: str = "    ") -> str:
 
 
 def _value(value: Any) -> str:
-    """A value of `Trace.extra`: a mapping as `k=v` pairs, anything else as JSON."""
+    """A value of `Trace.extra`: a mapping as `k=v` pairs, text as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, dict):
         return "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
     return json.dumps(value, default=str)
