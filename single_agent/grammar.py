@@ -18,6 +18,8 @@ A tag that the tokenizer holds as one added token (`<tool_call>` in Qwen2.5 and 
 model) must be written as a token reference, not as text: llguidance treats added tokens as
 special and never matches them against string literals. `single_token_tags(tokenizer)` says
 which; pass them as `token_tags`. Compile with `llguidance.LLMatcher.grammar_from_lark(text)`.
+The grammar does not know `max_new_tokens`: `max_turn_tokens` is the budget that never cuts a
+valid turn short.
 """
 
 from __future__ import annotations
@@ -104,6 +106,43 @@ def _call_rules(protocol: Protocol, ticker: str | None, token_tags: Collection[s
         rules.append(f'{rule}: {head} {rule}_arguments "}}"')
         rules.append(f"{rule}_arguments: %json {json.dumps(argument_schema(protocol, tool, ticker))}")
     return rules
+
+
+def longest_json(schema: dict[str, Any]) -> int:
+    """Bytes of the longest JSON text `schema` admits in the compact layout; ValueError if unbounded.
+
+    A string of at most n characters takes at most 2 + 6n bytes (every character a `\\uXXXX` escape).
+    """
+    try:
+        if "const" in schema or "enum" in schema:
+            return max(len(json.dumps(value)) for value in schema.get("enum", [schema.get("const")]))
+        kind = schema["type"]
+        if kind == "integer":
+            return max(len(str(int(schema["minimum"]))), len(str(int(schema["maximum"]))))
+        if kind == "string":
+            return len('"YYYY-MM-DD"') if schema.get("format") == "date" else 2 + 6 * schema["maxLength"]
+        if kind == "array":
+            count = schema["maxItems"]
+            return 2 + count * longest_json(schema["items"]) + len(", ") * max(count - 1, 0)
+        if kind == "object":
+            fields = [len(json.dumps(name)) + len(": ") + longest_json(field)
+                      for name, field in schema["properties"].items()]
+            return 2 + sum(fields) + len(", ") * max(len(fields) - 1, 0)
+    except KeyError as missing:
+        raise ValueError(f"no length bound for {json.dumps(schema)}: it lacks {missing}") from None
+    raise ValueError(f"no length bound for a {kind} schema")
+
+
+def max_turn_tokens(protocol: Protocol, *, ticker: str | None = None, calls_allowed: bool = True) -> int:
+    """An upper bound on the tokens of one grammar-valid turn, end-of-turn token included: the think
+    bound plus the bytes of everything else (a token holds at least one byte). A `max_new_tokens`
+    below it can cut a valid turn short, and a cut turn is invalid."""
+    answers = [f"{ANSWER_OPEN}{action.value}{ANSWER_CLOSE}" for action in Action]
+    calls = [f'{CALL_OPEN}\n{{"name": "{tool}", "arguments": }}\n{CALL_CLOSE}' for tool in protocol.tools]
+    action = max([len(a.encode()) for a in answers]
+                 + [len(c.encode()) + longest_json(argument_schema(protocol, tool, ticker))
+                    for c, tool in zip(calls, protocol.tools) if calls_allowed])
+    return len(f"{THINK_OPEN}{THINK_CLOSE}\n".encode()) + protocol.think_max_tokens + action + 1
 
 
 def protocol_grammar(protocol: Protocol, *, ticker: str | None = None, token_tags: Collection[str] = (),

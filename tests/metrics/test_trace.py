@@ -59,7 +59,7 @@ def test_a_single_agent_decision_shows_calls_messages_and_rewards(run_dir, capsy
     code, out, _ = run(capsys, run_dir, "ALFA", f"{DAY:%Y-%m-%d}", "single_agent", "--seed", "1")
     assert code == 0
     assert out.count("== ALFA") == 1 and "seed 1" in out
-    assert "Tool calls (3):" in out and '1. get_market_data {"lookback_days": 5, "ticker": "ALFA"}' in out
+    assert "Tool calls (3):" in out and '1. get_market_data {"lookback_days": 3, "ticker": "ALFA"}' in out
     assert "[system]" in out and "[tool get_news_data]" in out and "<answer>" in out
     assert "reward: result=1  format=0.25  tool=-0.05  total=5.2" in out
     assert "end_reason: answer" in out and "protocol: compact" in out

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from llm_backends.tool_calls import render_tool_call
-from single_agent.grammar import argument_schema, protocol_grammar, single_token_tags
+from single_agent.grammar import argument_schema, longest_json, max_turn_tokens, protocol_grammar, single_token_tags
 from single_agent.parser import parse_step
 
 TICKER = "NVDA"
@@ -42,8 +42,9 @@ class Checker:
         ids = self.tokenizer.encode(text, add_special_tokens=False)
         return matcher.consume_tokens(ids) and matcher.consume_token(self.tokenizer.eos_token_id)
 
-    def walk(self, grammar: str, seed: int) -> str:
-        """A turn sampled uniformly from the grammar's mask, token by token, until EOS."""
+    def walk(self, grammar: str, seed: int) -> tuple[str, int]:
+        """A turn sampled uniformly from the grammar's mask, token by token, until EOS; its text and
+        its token count (EOS included)."""
         rng = np.random.default_rng(seed)
         matcher = llguidance.LLMatcher(self.ll, grammar, log_level=0)
         ids = []
@@ -51,7 +52,7 @@ class Checker:
             allowed = np.flatnonzero(np.frombuffer(matcher.compute_logit_bias(), dtype=np.uint8))
             token = int(rng.choice(allowed))
             if token == self.tokenizer.eos_token_id:
-                return self.tokenizer.decode(ids)
+                return self.tokenizer.decode(ids), len(ids) + 1
             assert matcher.consume_token(token), matcher.get_error()
             ids.append(token)
 
@@ -145,10 +146,13 @@ def test_without_the_token_tags_the_tiny_model_could_not_call(tiny_tokenizer, co
 def test_every_sampled_turn_parses_clean(checker, request, name):
     protocol = request.getfixturevalue(name)
     grammar = checker.grammar(protocol)
+    bound = max_turn_tokens(protocol, ticker=TICKER)
     outcomes = set()
     for seed in range(6):
-        step = parse_step(checker.walk(grammar, seed), protocol.tools)
+        text, tokens = checker.walk(grammar, seed)
+        step = parse_step(text, protocol.tools)
         assert step.failures == [], step.text
+        assert tokens <= bound
         outcomes.add(step.outcome)
         assert all(call.arguments.get("ticker", TICKER) == TICKER for call in step.calls)
     assert outcomes <= {"call", "answer"}
@@ -165,7 +169,7 @@ def test_think_tags_as_tokens(tiny_tokenizer, compact):
     assert checker.accepts(grammar, "<think>x</think>\n<answer>HOLD</answer>")
     assert not checker.accepts(grammar, "<think>x</think>\n<answer>hold</answer>")
     for seed in range(4):
-        assert parse_step(checker.walk(grammar, seed), compact.tools).failures == []
+        assert parse_step(checker.walk(grammar, seed)[0], compact.tools).failures == []
 
 
 def test_argument_schema(paper, compact):
@@ -178,3 +182,26 @@ def test_argument_schema(paper, compact):
     assert indicators["ticker"] == {"maxLength": 12, "minLength": 1, "type": "string"}
     assert indicators["indicators"]["maxItems"] == len(indicators["indicators"]["items"]["enum"])
     assert "description" not in json.dumps(argument_schema(compact, "get_news_data"))
+
+
+def test_longest_json():
+    assert longest_json({"const": "NVDA"}) == len('"NVDA"')
+    assert longest_json({"type": "integer", "minimum": -100, "maximum": 60}) == 4
+    assert longest_json({"type": "string", "format": "date"}) == 12
+    assert longest_json({"type": "string", "maxLength": 3}) == 2 + 18
+    assert longest_json({"type": "array", "items": {"enum": ["a", "bcd"]}, "maxItems": 2}) == len('["bcd", "bcd"]')
+    obj = {"type": "object", "properties": {"a": {"const": 1}, "bb": {"enum": [10, 2]}}}
+    assert longest_json(obj) == len('{"a": 1, "bb": 10}')
+    with pytest.raises(ValueError, match="lacks 'maxLength'"):
+        longest_json({"type": "string"})
+    with pytest.raises(ValueError, match="no length bound for a number"):
+        longest_json({"type": "number"})
+
+
+def test_the_turn_bound_covers_the_longest_call(smollm2_tokenizer, paper, compact):
+    longest = "<think></think>\n" + render_tool_call("get_stock_indicators", {
+        "ticker": "ABCDEFGHIJKL", "indicators": ["vwma20"] * 11, "end_date": "2024-12-31", "lookback_days": 60})
+    assert len(longest.encode()) + paper.think_max_tokens + 1 <= max_turn_tokens(paper)
+    assert max_turn_tokens(compact, calls_allowed=False) == len("<think></think>\n<answer>HOLD</answer>") \
+        + compact.think_max_tokens + 1
+    assert max_turn_tokens(compact, ticker="NVDA") < max_turn_tokens(compact) < max_turn_tokens(paper)

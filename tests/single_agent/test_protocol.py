@@ -89,8 +89,9 @@ def test_run_call_uses_the_defaults_and_cuts_long_results(compact):
     market = generate_market(tickers=["AAA"], days=300, seed=0)
     toolset = protocol_toolset(compact, MarketView(market, market.frame("AAA").index[-1]))
     text = run_call(compact, toolset, ToolCall(id="c0", name="get_market_data", arguments={"ticker": "AAA"}))
-    assert toolset.records[-1].arguments == {"lookback_days": 5, "ticker": "AAA"}
-    assert len(text.splitlines()) == 1 + 1 + 5 + 1  # title, header, 5 bars, summary
+    days = compact.tools["get_market_data"].defaults["lookback_days"]
+    assert toolset.records[-1].arguments == {"lookback_days": days, "ticker": "AAA"}
+    assert len(text.splitlines()) == 1 + 1 + days + 1  # title, header, the bars, summary
     other = run_call(compact, toolset, ToolCall(id="c1", name="get_balance_sheet", arguments={"ticker": "AAA"}))
     assert other.startswith("Error: unknown tool 'get_balance_sheet'")
     assert len(run_call(compact, toolset, ToolCall(id="c2", name="get_reddit_data",
