@@ -32,6 +32,11 @@ CREATE TABLE IF NOT EXISTS decisions (
 """
 
 
+def _date_key(date: pd.Timestamp) -> str:
+    """How a decision date is stored in the `date` column."""
+    return date.strftime("%Y-%m-%d %H:%M:%S")
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     """One journaled decision and the wall time (s) the framework spent on it."""
@@ -69,7 +74,7 @@ class Journal:
     def append(self, entries: list[JournalEntry]) -> None:
         """Store `entries` in one transaction; a key already present is an error."""
         rows = [
-            (e.framework_hash, e.framework, e.ticker, e.date.strftime("%Y-%m-%d %H:%M:%S"),
+            (e.framework_hash, e.framework, e.ticker, _date_key(e.date),
              e.seed, e.wall_s, e.decision.model_dump_json())
             for e in entries
         ]
@@ -78,13 +83,15 @@ class Journal:
 
     def load(self, framework_hash: str) -> dict[tuple[str, pd.Timestamp, int], JournalEntry]:
         """All journaled decisions of one framework configuration, by (ticker, date, seed)."""
+        return {(e.ticker, e.date, e.seed): e for e in self._entries("WHERE framework_hash = ?", (framework_hash,))}
+
+    def at(self, ticker: str, date: pd.Timestamp) -> list[JournalEntry]:
+        """Every journaled decision on `ticker` at `date`, of any framework and seed, by framework and seed."""
+        return self._entries("WHERE ticker = ? AND date = ? ORDER BY framework, seed", (ticker, _date_key(date)))
+
+    def _entries(self, where: str, parameters: tuple) -> list[JournalEntry]:
         cursor = self._db.execute(
-            "SELECT framework, ticker, date, seed, wall_s, decision FROM decisions "
-            "WHERE framework_hash = ?", (framework_hash,))
-        entries = {}
-        for framework, ticker, date, seed, wall_s, payload in cursor:
-            stamp = pd.Timestamp(date)
-            entries[(ticker, stamp, seed)] = JournalEntry(
-                framework=framework, framework_hash=framework_hash, ticker=ticker, date=stamp,
-                seed=seed, decision=Decision.model_validate_json(payload), wall_s=wall_s)
-        return entries
+            "SELECT framework_hash, framework, ticker, date, seed, wall_s, decision FROM decisions " + where, parameters)
+        return [JournalEntry(framework=framework, framework_hash=framework_hash, ticker=ticker, date=pd.Timestamp(date),
+                             seed=seed, decision=Decision.model_validate_json(payload), wall_s=wall_s)
+                for framework_hash, framework, ticker, date, seed, wall_s, payload in cursor]

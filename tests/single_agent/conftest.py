@@ -1,0 +1,48 @@
+"""Shared fixtures: the two protocols, the reward configs, and the SmolLM2 and tiny tokenizers.
+
+The SmolLM2 tokenizer comes from the normal cache root (its one-off GGUF conversion is reused
+between runs); the tiny model is built into the session's temporary cache root.
+"""
+
+from __future__ import annotations
+
+import pytest
+from transformers import AutoTokenizer
+
+from llm_backends.paths import CACHE_ENV
+from llm_backends.smollm2 import ensure_converted
+from llm_backends.tiny import TinySpec, ensure_tiny
+from single_agent.protocol import Protocol, load_protocol
+from single_agent.rewards import RewardConfig, load_reward_config
+
+
+@pytest.fixture(scope="session")
+def paper() -> Protocol:
+    return load_protocol("paper")
+
+
+@pytest.fixture(scope="session")
+def compact() -> Protocol:
+    return load_protocol("compact")
+
+
+@pytest.fixture(scope="session")
+def paper_reward() -> RewardConfig:
+    return load_reward_config("paper")
+
+
+@pytest.fixture(scope="session")
+def compact_reward() -> RewardConfig:
+    return load_reward_config("compact")
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer():
+    return AutoTokenizer.from_pretrained(ensure_converted())
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("tradeduel-cache")))
+        return AutoTokenizer.from_pretrained(ensure_tiny(TinySpec()))
