@@ -46,6 +46,20 @@ PREFILL_ONLY = SamplingParams(max_new_tokens=1)
 
 
 @dataclass
+class DecodeTotals:
+    """Where a decoder's time went: prefill (keys and values of prompt tokens) against decoding."""
+
+    prefill_s: float = 0.0
+    prefill_tokens: int = 0
+    """Prompt tokens computed (reused and padding tokens excluded)."""
+    reused_tokens: int = 0
+    """Prompt tokens whose keys and values came from the prefix store."""
+    decode_s: float = 0.0
+    decode_steps: int = 0
+    """Forward passes after the prefill (one per generated token of the longest row of a batch)."""
+
+
+@dataclass
 class Row:
     """The decoding state of one request."""
 
@@ -103,6 +117,7 @@ class Decoder:
         self.max_batch_tokens = max_batch_tokens
         self.max_batch_size = max_batch_size
         self.prefill_chunk_tokens = prefill_chunk_tokens
+        self.totals = DecodeTotals()
 
     @property
     def device(self) -> torch.device:
@@ -190,8 +205,14 @@ class Decoder:
         )
         return out.logits[:, -1].float()
 
+    def _sync(self) -> None:
+        """Wait for queued GPU work, so phase timings are honest."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
     def _run_batch(self, rows: list[Row]) -> None:
         """Prefill and decode one batch until every row has finished."""
+        start = time.perf_counter()
         c_max = max(r.shape.cached for r in rows)
         n_max = max(r.shape.new for r in rows)
         width = c_max + n_max + max(r.shape.max_new for r in rows)
@@ -209,15 +230,25 @@ class Decoder:
         cache = self._batch_cache(rows, c_max)
         ids, mask, positions = ids.to(self.device), mask.to(self.device), positions.to(self.device)
         chunk = max(1, self.prefill_chunk_tokens // len(rows))
-        for start in range(0, n_max, chunk):
-            end = min(n_max, start + chunk)
-            logits = self._forward(ids[:, start:end], mask[:, :c_max + end], positions[:, start:end], cache)
-        self._decode(rows, logits, mask, cache, c_max + n_max)
+        for begin in range(0, n_max, chunk):
+            end = min(n_max, begin + chunk)
+            logits = self._forward(ids[:, begin:end], mask[:, :c_max + end], positions[:, begin:end], cache)
+        self._sync()
+        prefilled = time.perf_counter()
+        self.totals.prefill_s += prefilled - start
+        self.totals.prefill_tokens += sum(r.shape.new for r in rows)
+        self.totals.reused_tokens += sum(r.cached for r in rows)
+        self.totals.decode_steps += self._decode(rows, logits, mask, cache, c_max + n_max)
+        self._sync()
+        self.totals.decode_s += time.perf_counter() - prefilled
 
-    def _decode(self, rows: list[Row], logits: torch.Tensor, mask: torch.Tensor, cache: DynamicCache, column: int) -> None:
-        """Sample, feed and repeat until every row has finished; `column` is the first decode column."""
+    def _decode(self, rows: list[Row], logits: torch.Tensor, mask: torch.Tensor, cache: DynamicCache, column: int) -> int:
+        """Sample, feed and repeat until every row has finished; returns the forward passes made.
+
+        `column` is the first decode column."""
         first_decode_column = column
         live = rows
+        steps = 0
         while True:
             for row in live:
                 if row.finish is None:
@@ -226,7 +257,7 @@ class Decoder:
                         self._store(row, cache, first_decode_column)
             running = [r for r in live if r.finish is None]
             if not running:
-                return
+                return steps
             if 2 * len(running) <= len(live):
                 keep = torch.tensor([r.slot for r in running], device=self.device)
                 cache.batch_select_indices(keep)
@@ -244,6 +275,7 @@ class Decoder:
             for row in running:
                 row.fed = len(row.completion)
             column += 1
+            steps += 1
 
     def _advance(self, row: Row, logits: torch.Tensor) -> None:
         """Choose the row's next token from its logits, or end the row."""

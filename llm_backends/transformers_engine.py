@@ -21,6 +21,7 @@ import hashlib
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from transformers.cache_utils import DynamicLayer
 
 from llm_backends.cache import ResponseCache, open_cache
 from llm_backends.chat_template import template_supports_tools
-from llm_backends.decoding import Decoder
+from llm_backends.decoding import DecodeTotals, Decoder
 from llm_backends.engine import ChatEngine, ChatRow
 from llm_backends.fingerprint import folder_digest, state_dict_digest, tokenizer_digest
 from llm_backends.grammar import GrammarCompiler
@@ -167,6 +168,11 @@ class TransformersEngine(ChatEngine):
             payload = [self.engine_id, weights, str(self.hf_model.dtype), tokenizer_digest(self.tokenizer)]
             self._fingerprint = (version, hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:16])
         return self._fingerprint[1]
+
+    def decode_totals(self) -> DecodeTotals:
+        """A copy of the decoder's running prefill/decode times and token counts."""
+        with self._lock:
+            return replace(self._decoder.totals)
 
     def clear_kv_cache(self) -> None:
         """Drop every stored prefix (call after a weight update; in-place updates are also detected)."""
