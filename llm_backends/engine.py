@@ -18,6 +18,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llm_backends.cache import ResponseCache, cache_key, request_identity
@@ -131,6 +132,20 @@ def group_key(row: ChatRow) -> str:
     return json.dumps([row.tools or [], row.params.model_dump(mode="json")], sort_keys=True)
 
 
+def run_grouped(
+    rows: list[ChatRow], key: Callable[[ChatRow], str], run: Callable[[list[ChatRow]], list[ChatResult]]
+) -> list[ChatResult]:
+    """Results in row order, with `run` called once per group of rows of equal `key`."""
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(key(row), []).append(i)
+    results: list[ChatResult | None] = [None] * len(rows)
+    for members in groups.values():
+        for i, result in zip(members, run([rows[i] for i in members])):
+            results[i] = result
+    return [r for r in results if r is not None]
+
+
 class ChatEngine:
     """Chat generation over many conversations at once, cached and counted.
 
@@ -222,16 +237,7 @@ class ChatEngine:
         This default makes one `_generate` call per group of rows sharing tools and parameters;
         engines that batch mixed rows override it.
         """
-        groups: dict[str, list[int]] = {}
-        for i, row in enumerate(rows):
-            groups.setdefault(group_key(row), []).append(i)
-        results: list[ChatResult | None] = [None] * len(rows)
-        for members in groups.values():
-            first = rows[members[0]]
-            fresh = self._generate([rows[i].conversation for i in members], first.tools, first.params)
-            for i, result in zip(members, fresh):
-                results[i] = result
-        return [r for r in results if r is not None]
+        return run_grouped(rows, group_key, lambda group: self._generate([r.conversation for r in group], group[0].tools, group[0].params))
 
     def _generate(
         self,
