@@ -35,7 +35,7 @@ from transformers import DynamicCache, PreTrainedModel
 from llm_backends.batching import RowShape, plan_batches
 from llm_backends.grammar import GrammarCompiler
 from llm_backends.kv_store import PrefixKVStore, block_digests
-from llm_backends.sampling import choose, row_generator
+from llm_backends.sampling import choose_tokens, row_generator
 from llm_backends.stopping import hits_stop, truncate_at_stop
 from llm_backends.types import SamplingParams, TokenRequest, TokenResult
 
@@ -73,6 +73,8 @@ class Row:
     completion: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish: str | None = None
+    stored: bool = False
+    """True once the row's keys and values went to the prefix store."""
     fed: int = 0
     """Completion tokens whose keys and values are in the batch cache."""
     slot: int = 0
@@ -146,7 +148,7 @@ class Decoder:
             matcher = self.grammars.matcher(params.grammar) if params.grammar else None
         except ValueError as err:
             raise ValueError(f"request {index}: {err}") from None
-        generator = None if params.greedy else row_generator(params.seed, self.device)
+        generator = None if params.greedy else row_generator(params.seed)
         return Row(request, generator=generator, matcher=matcher)
 
     def _attach_prefix(self, row: Row) -> None:
@@ -250,11 +252,10 @@ class Decoder:
         live = rows
         steps = 0
         while True:
+            self._advance([r for r in live if r.finish is None], logits)
             for row in live:
-                if row.finish is None:
-                    self._advance(row, logits[row.slot])
-                    if row.finish is not None and self.store is not None:
-                        self._store(row, cache, first_decode_column)
+                if row.finish is not None and not row.stored and self.store is not None:
+                    self._store(row, cache, first_decode_column)
             running = [r for r in live if r.finish is None]
             if not running:
                 return steps
@@ -277,31 +278,40 @@ class Decoder:
             column += 1
             steps += 1
 
-    def _advance(self, row: Row, logits: torch.Tensor) -> None:
-        """Choose the row's next token from its logits, or end the row."""
-        if row.prefill_only:
-            row.finish = "prefill"
+    def _advance(self, rows: list[Row], logits: torch.Tensor) -> None:
+        """Choose the next token of every running row from the batch's logits, or end the row."""
+        for row in rows:
+            if row.prefill_only:
+                row.finish = "prefill"
+            elif row.request.cancel is not None and row.request.cancel.is_set():
+                row.finish = "cancelled"
+        rows = [r for r in rows if r.finish is None]
+        if not rows:
             return
-        if row.request.cancel is not None and row.request.cancel.is_set():
-            row.finish = "cancelled"
-            return
-        allowed = None
-        if row.matcher is not None:
-            allowed = self.grammars.allowed(row.matcher, logits.device)
-            if not bool(allowed.any()):
+        allowed = self.grammars.allowed([r.matcher for r in rows], logits.device)
+        if allowed is not None:
+            dead = (~allowed.any(dim=-1)).tolist()
+            for row in (r for r, d in zip(rows, dead) if d):
                 row.finish = "grammar_error"
+            allowed = allowed[[not d for d in dead]]
+            rows = [r for r, d in zip(rows, dead) if not d]
+            if not rows:
                 return
-        token, logprob = choose(logits, row.params, row.generator, allowed, row.request.return_logprobs)
-        row.completion.append(token)
-        if logprob is not None:
-            row.logprobs.append(logprob)
-        row.finish = self._finish_after(row, token)
-        if row.request.on_tokens is not None:
-            try:
-                row.request.on_tokens([token])
-            except Exception:  # a failing consumer (a closed stream) ends its own row, not the batch
-                log.warning("token callback failed; row cancelled", exc_info=True)
-                row.finish = row.finish or "cancelled"
+        tokens, logprobs = choose_tokens(
+            logits[[r.slot for r in rows]], [r.params for r in rows], [r.generator for r in rows], allowed,
+            [r.request.return_logprobs for r in rows],
+        )
+        for row, token, logprob in zip(rows, tokens, logprobs):
+            row.completion.append(token)
+            if logprob is not None:
+                row.logprobs.append(logprob)
+            row.finish = self._finish_after(row, token)
+            if row.request.on_tokens is not None:
+                try:
+                    row.request.on_tokens([token])
+                except Exception:  # a failing consumer (a closed stream) ends its own row, not the batch
+                    log.warning("token callback failed; row cancelled", exc_info=True)
+                    row.finish = row.finish or "cancelled"
 
     def _finish_after(self, row: Row, token: int) -> str | None:
         """Why the row ends after sampling `token`, or None when it goes on."""
@@ -325,6 +335,7 @@ class Decoder:
             return torch.stack([torch.stack((layer.keys[row.slot, :, picked], layer.values[row.slot, :, picked])) for layer in cache.layers])
 
         self.store.insert(row.prompt + row.completion[: row.fed], kv)
+        row.stored = True
 
     def _result(self, row: Row, latency: float) -> TokenResult:
         text = self.tokenizer.decode(row.completion, skip_special_tokens=True)

@@ -100,9 +100,14 @@ class GrammarCompiler:
                 self._compiled[grammar] = compiled
         return compiled.deep_copy()
 
-    def allowed(self, matcher: llguidance.LLMatcher, device: torch.device) -> torch.Tensor:
-        """The boolean mask [vocab_size] of the tokens `matcher` allows next."""
-        bitmask = allocate_token_bitmask(1, self.vocab_size)
-        fill_next_token_bitmask(matcher, bitmask, 0)
-        bits = (bitmask[0].unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
-        return bits.flatten()[: self.vocab_size].bool().to(device)
+    def allowed(self, matchers: list[llguidance.LLMatcher | None], device: torch.device) -> torch.Tensor | None:
+        """The boolean mask [rows, vocab_size] of the tokens each row's matcher allows next (a row
+        without a matcher allows everything); None when no row has one."""
+        if all(m is None for m in matchers):
+            return None
+        bitmask = allocate_token_bitmask(len(matchers), self.vocab_size)
+        for row, matcher in enumerate(matchers):
+            if matcher is not None:
+                fill_next_token_bitmask(matcher, bitmask, row)
+        bits = (bitmask.unsqueeze(-1) >> torch.arange(32, dtype=torch.int32)) & 1
+        return bits.flatten(1)[:, : self.vocab_size].bool().to(device)
