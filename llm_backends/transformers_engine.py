@@ -85,7 +85,9 @@ class TransformersEngine(ChatEngine):
 
     `weights_path` (the checkpoint folder) lets the fingerprint digest the weight files instead
     of the state dict. `live_weights=True` declares weights that change in place (training):
-    the response cache is then refused. `kv_cache_mb` is the prefix store's budget in MiB.
+    the response cache is then refused. `kv_cache_mb` is the prefix store's budget in MiB. The
+    model runs in eval mode while it generates and gets its own mode back afterwards, so a
+    trainer can share it.
     """
 
     engine_id = "transformers"
@@ -107,7 +109,7 @@ class TransformersEngine(ChatEngine):
         if live_weights and cache is not None:
             raise ValueError(f"model {name!r}: an engine whose weights change in place (live_weights) cannot use the response cache")
         super().__init__(cache)
-        self.hf_model = model.eval()
+        self.hf_model = model
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -196,7 +198,12 @@ class TransformersEngine(ChatEngine):
             if version != self._weights_version and self.kv_store is not None:
                 self.kv_store.clear()
             self._weights_version = version
-            return self._decoder.run(requests)
+            training = self.hf_model.training
+            self.hf_model.eval()
+            try:
+                return self._decoder.run(requests)
+            finally:
+                self.hf_model.train(training)
 
     def _generate_rows(self, rows: list[ChatRow]) -> list[ChatResult]:
         requests = [TokenRequest(self.render_ids(row.conversation, row.tools), row.params) for row in rows]

@@ -129,3 +129,14 @@ def test_token_calls_are_counted(tiny):
     after = tiny.usage.snapshot()
     assert after.calls - before.calls == 1 and after.completion_tokens - before.completion_tokens == 4
     assert after.prompt_tokens - before.prompt_tokens == results[0].prompt_tokens
+
+
+def test_a_training_model_generates_in_eval_mode_and_gets_its_mode_back(tiny):
+    request = TokenRequest(tiny.render_ids(conversation("x")), SamplingParams(max_new_tokens=4))
+    expected = tiny.generate_tokens([request])[0].completion_ids
+    tiny.hf_model.train()
+    try:
+        assert tiny.generate_tokens([request])[0].completion_ids == expected
+        assert tiny.hf_model.training
+    finally:
+        tiny.hf_model.eval()
