@@ -343,10 +343,11 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     engine = build_engine(args.model_arch, args.device, args.dtype, max(max(args.batches), args.decisions))
     print(f"model {engine.model} on {engine.device} ({engine.hf_model.dtype}), {torch.get_num_threads()} threads")
-    if "agent" in args.cases:
-        agent_case(engine, args)
-    if "short" in args.cases:
-        short_case(engine, args)
+    for case, run in (("agent", agent_case), ("short", short_case)):
+        if case in args.cases:
+            start = time.perf_counter()
+            run(engine, args)
+            print(f"({case} case: {time.perf_counter() - start:.0f} s)")
 
 
 if __name__ == "__main__":
