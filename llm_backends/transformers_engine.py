@@ -128,7 +128,7 @@ class TransformersEngine(ChatEngine):
             max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, prefill_chunk_tokens=prefill_chunk_tokens,
         )
         self._lock = threading.Lock()
-        self._weights_version = self._parameter_versions()
+        self._weights_version = self._loaded_version = self._parameter_versions()
         self._fingerprint: tuple[int, str] | None = None
 
     def __repr__(self) -> str:
@@ -163,10 +163,15 @@ class TransformersEngine(ChatEngine):
         return self.tokenizer(self.render(conversation, tools), add_special_tokens=False)["input_ids"]
 
     def fingerprint(self) -> str:
-        """16 hex digits over the weights (file or state-dict digest), dtype, tokenizer and chat template."""
+        """16 hex digits over the weights, dtype, tokenizer and chat template.
+
+        The weights are named by their files while they are as loaded from `weights_path`, by
+        the state dict otherwise (no path, live weights, or parameters modified since loading).
+        """
         version = self._parameter_versions()
         if self._fingerprint is None or self._fingerprint[0] != version:
-            weights = folder_digest(self.weights_path) if self.weights_path and not self.live_weights else state_dict_digest(self.hf_model)
+            as_loaded = self.weights_path is not None and not self.live_weights and version == self._loaded_version
+            weights = folder_digest(self.weights_path) if as_loaded else state_dict_digest(self.hf_model)
             payload = [self.engine_id, weights, str(self.hf_model.dtype), tokenizer_digest(self.tokenizer)]
             self._fingerprint = (version, hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:16])
         return self._fingerprint[1]

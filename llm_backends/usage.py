@@ -13,7 +13,7 @@ class UsageTotals:
     """Sums over calls. `wall_s` is engine wall time (a batch counts once); `latency_s` sums per call."""
 
     calls: int = 0
-    """Conversations answered."""
+    """Conversations (or token requests) answered."""
     engine_calls: int = 0
     """`generate` invocations; calls / engine_calls is the mean batch size."""
     cached_calls: int = 0

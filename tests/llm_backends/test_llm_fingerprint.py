@@ -104,3 +104,12 @@ def test_results_with_an_error_are_never_cached(tmp_path):
     assert engine.generate_one(conversation("hi"), params=GREEDY).error == "HTTP 500"
     assert not engine.generate_one(conversation("hi"), params=GREEDY).cached
     assert len(engine.cache) == 0
+
+
+def test_weights_modified_after_loading_are_fingerprinted_by_value(tiny_root, tmp_path):
+    build_tiny(TinySpec(seed=0), tmp_path / "policy")
+    engine = transformers_engine(str(tmp_path / "policy"), device="cpu", dtype="float32", cache=False)
+    loaded = engine.fingerprint()
+    with torch.no_grad():
+        engine.hf_model.lm_head.weight[0, 0] += 1.0
+    assert engine.fingerprint() != loaded, "the files no longer describe the weights"
