@@ -53,8 +53,9 @@ class Splits(BaseModel):
                                  f"not after {first_name} ends {first.end.date()}")
             between = ((calendar > first.end) & (calendar < second.start)).sum()
             if between < self.gap_bars:
+                count = "1 bar" if len(calendar) == 1 else f"{len(calendar)} bars"
                 span = f"{calendar[0].date()} .. {calendar[-1].date()}" if len(calendar) else "no dates"
-                raise ConfigError(f"{origin} ({len(calendar)} bars, {span}): only {between} bars between "
+                raise ConfigError(f"{origin} ({count}, {span}): only {between} bars between "
                                   f"{first_name} (ends {first.end.date()}) and {second_name} "
                                   f"(starts {second.start.date()}); the split needs a gap of {self.gap_bars}")
         return self
