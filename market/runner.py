@@ -17,8 +17,9 @@ journal and then the execution simulator.
   framework fingerprint and data (`market.decision_inputs`). When a framework's inputs changed
   since decisions it journaled, one warning line names what changed and its decisions are
   made afresh; the old ones stay in the journal (restoring the inputs reuses them again).
-- A ticker whose bars start after or end before the test window is traded over the bars it
-  has, with one warning line; a window of fewer than 2 bars (no return to measure) is an error.
+- A ticker whose bars start after or end before the test window (by more than a few holidays)
+  is traded over the bars it has, with one warning line; a window of fewer than 2 bars (no
+  return to measure) is an error.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ from market.view import MarketView
 
 MIN_WINDOW_BARS = 2
 """Bars an episode needs: one daily return."""
+
+UNCOVERED_DAYS_TOLERATED = 3
+"""Business days at either end of the test window that a ticker's bars may miss without a
+warning: exchange holidays (a window starting on New Year's Day is covered)."""
 
 
 class DecisionMaker(Protocol):
@@ -148,16 +153,17 @@ class EpisodeRunner:
 
     def _check_window(self, ticker: str) -> None:
         """Refuse a window of fewer than `MIN_WINDOW_BARS` bars; warn when the data covers only
-        part of it (a business day of the window lies before its first or after its last bar)."""
+        part of it (more than `UNCOVERED_DAYS_TOLERATED` business days before its first or after
+        its last bar)."""
         days, start, end = self._days[ticker], self.spec.start, self.spec.end
         window = f"the test window {start.date()} .. {end.date()}"
         if len(days) < MIN_WINDOW_BARS:
             raise ConfigError(f"{self.data.origin.get(ticker, ticker)}: {window} holds only {len(days)} bar of "
                               f"{ticker} ({days[0].date()}); a run needs at least {MIN_WINDOW_BARS}")
         gaps = []
-        if len(pd.bdate_range(start, days[0] - pd.Timedelta(days=1))):
+        if len(pd.bdate_range(start, days[0] - pd.Timedelta(days=1))) > UNCOVERED_DAYS_TOLERATED:
             gaps.append(f"starts {days[0].date()}, after")
-        if len(pd.bdate_range(days[-1] + pd.Timedelta(days=1), end)):
+        if len(pd.bdate_range(days[-1] + pd.Timedelta(days=1), end)) > UNCOVERED_DAYS_TOLERATED:
             gaps.append(f"ends {days[-1].date()}, before")
         if gaps:
             self.warn(f"{ticker}: data {' and '.join(gaps)} {window}; traded {days[0].date()} .. "

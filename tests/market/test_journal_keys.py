@@ -115,6 +115,7 @@ def test_start_up_objects_are_frozen_out_of_timed_batches_and_thawed_after(tmp_p
 
 
 def test_a_one_bar_window_is_refused_and_a_partly_covered_one_warns(tmp_path):
+    """Ten bars of a window that runs 30 days past the data: 20 business days uncovered."""
     one_bar = RunSpec(tickers=["AAA"], seeds=[0], start=BARS.index[-1], end=BARS.index[-1] + pd.Timedelta(days=30))
     data = MarketData(bars={"AAA": BARS}, origin={"AAA": "AAA.csv"})
     with Journal(tmp_path / "journal.sqlite") as journal:
@@ -128,3 +129,11 @@ def test_a_one_bar_window_is_refused_and_a_partly_covered_one_warns(tmp_path):
                         f"{(BARS.index[-1] + pd.Timedelta(days=30)).date()}; traded {BARS.index[70].date()} .. {last} "
                         "(10 bars)"]
     assert runner.traded_windows == {"AAA": (BARS.index[70], BARS.index[-1])}
+
+
+def test_a_holiday_at_the_window_edge_is_no_early_end(tmp_path):
+    holiday = MarketData(bars={"AAA": BARS.drop(index=[START, END])})
+    warnings: list[str] = []
+    with Journal(tmp_path / "journal.sqlite") as journal:
+        EpisodeRunner(holiday, SPEC, journal, progress=False, warn=warnings.append)
+    assert warnings == []
