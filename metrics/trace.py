@@ -84,7 +84,7 @@ def format_entry(entry: JournalEntry, max_chars: int = 1500) -> str:
     decision, trace = entry.decision, entry.decision.trace
     what = decision.action.value if decision.action is not None else f"target {decision.target}"
     lines = [f"== {entry.ticker} {entry.date:%Y-%m-%d} · {entry.framework} · seed {entry.seed} "
-             f"(config {entry.framework_hash})",
+             f"(journal key {entry.key})",
              f"action: {what}   fallback: {'yes' if trace.fallback else 'no'}   wall: {entry.wall_s:.3f} s",
              f"error: {trace.error or 'none'}",
              *_llm_lines(trace), *_tool_lines(trace)]
