@@ -40,8 +40,8 @@ def run(journal: Journal, start, end, seeds=(0, 1)):
 def journaled(tmp_path_factory):
     """The decisions.parquet rows of a full test-window run, read back from its journal."""
     with Journal(tmp_path_factory.mktemp("full") / "journal.sqlite") as journal:
-        run(journal, TEST_START, TEST_END)
-        entries = [e for f in FRAMEWORKS for e in journal.load(f.config_hash).values()]
+        keys = run(journal, TEST_START, TEST_END).journal_keys
+        entries = [e for f in FRAMEWORKS for e in journal.load(keys[f.name]).values()]
     return pd.DataFrame([decision_row(e) for e in entries])
 
 

@@ -50,7 +50,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_a_rule_baseline_has_no_llm_calls(run_dir, capsys):
     code, out, _ = run(capsys, run_dir, "ALFA", f"{DAY:%Y-%m-%d}", "macd")
     assert code == 0
-    assert out.splitlines()[0] == f"== ALFA {DAY:%Y-%m-%d} · macd · seed 0 (config h-macd)"
+    assert out.splitlines()[0] == f"== ALFA {DAY:%Y-%m-%d} · macd · seed 0 (journal key h-macd)"
     for line in ("fallback: no", "LLM calls: none", "Tool calls: none", "Parse failures: none", "Messages: none"):
         assert line in out
 
