@@ -15,7 +15,8 @@ import pytest
 from bars import random_bars, write_csv
 from cli_helpers import ROOT, benchmark_command, support_env
 
-METRIC_COLUMNS = ["framework", "ticker", "seed", "ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades"]
+METRIC_COLUMNS = ["framework", "ticker", "seed", "TR", "ARR", "SR_day", "SR_ann", "MDD", "Calmar", "Sortino", "Vol",
+                  "Trades"]
 
 
 @pytest.fixture(scope="module")
