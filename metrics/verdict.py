@@ -108,8 +108,8 @@ def leader_sentence(result: Significance) -> str:
         text = (f"By point estimate {by_sharpe} leads on both portfolio SR_ann "
                 f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and mean daily return")
     else:
-        text = (f"By point estimate the highest portfolio SR_ann is {by_sharpe}'s "
-                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and the highest mean daily return {by_mean}'s")
+        text = (f"By point estimate {by_sharpe} has the highest portfolio SR_ann "
+                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and {by_mean} the highest mean daily return")
     if "included" not in portfolio:
         return text + f"; no Model Confidence Set on {result.days} days, so no best is named."
     members = [str(name) for name in portfolio.index[portfolio["included"].astype(bool)]]
