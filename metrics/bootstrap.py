@@ -46,14 +46,13 @@ def block_length(data: np.ndarray) -> float:
     return max(1.0, float(np.mean(lengths))) if lengths else 1.0
 
 
-def replication_indices(data: np.ndarray, reps: int = 1000, seed: int = 0, block: float | None = None) -> np.ndarray:
-    """Row indices (reps, T) of ``reps`` stationary-bootstrap replications of ``data`` (mean block ``block``,
-    default :func:`block_length`).
+def replication_indices(data: np.ndarray, reps: int = 1000, seed: int = 0) -> np.ndarray:
+    """Row indices (reps, T) of ``reps`` stationary-bootstrap replications of ``data`` (block length: block_length).
 
     They are the draws ``StationaryBootstrap(...).conf_int`` or ``.apply`` would make with this
     seed; taking them at once lets a statistic be computed on all replications together.
     """
-    bootstrap = StationaryBootstrap(block_length(data) if block is None else block, data, seed=seed)
+    bootstrap = StationaryBootstrap(block_length(data), data, seed=seed)
     return np.array([bootstrap.update_indices() for _ in range(reps)])
 
 

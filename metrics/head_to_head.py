@@ -6,15 +6,18 @@ decisions made at least one LLM call (``decisions.parquet`` ``llm_calls``). For 
 * the paired tests of :func:`metrics.significance.paired_row` on the two equal-weight daily
   portfolio returns (the mean difference A - B with its 95 % CI and MDE, the Sharpe-ratio
   difference), Holm over the pairs;
-* decision agreement: the share of (ticker, date) decisions where A and B chose the same action;
+* decision agreement: the share of paired decisions where A and B chose the same action;
 * McNemar's test on regime accuracy (``statsmodels.stats.contingency_tables.mcnemar``): over
   the decisions both made on days with a regime label, the 2 x 2 table of (A right, B right);
   exact binomial when fewer than 25 decisions are discordant, chi-square with continuity
   correction otherwise. It treats decisions as independent; the 7-day regime labels of
   neighbouring days overlap, so its p-value is optimistic.
 
-Decisions are paired on (ticker, date, seed) when A and B ran the same seeds, else on
-(ticker, date) with every seed of one paired with every seed of the other.
+Decisions are paired on (ticker, date, seed) over the seeds both ran — a deterministic
+framework runs only the first seed, so against it a stochastic framework's first seed counts —
+and on (ticker, date) between the first seeds of each when they ran no seed in common. Each
+decision is used once, so McNemar's counts are not inflated by repeating one framework's
+decisions against several seeds of the other.
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ def paired_decisions(decisions: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """A's and B's decisions side by side (columns ``action_a``, ``action_b`` and whatever else ``decisions`` has)."""
     left = decisions[decisions["framework"] == a]
     right = decisions[decisions["framework"] == b]
-    keys = ["ticker", "date"]
-    if set(left["seed"]) == set(right["seed"]):
-        keys.append("seed")
-    return left.merge(right, on=keys, suffixes=("_a", "_b"))
+    common = set(left["seed"]) & set(right["seed"])
+    if common:
+        return left[left["seed"].isin(common)].merge(right, on=["ticker", "date", "seed"], suffixes=("_a", "_b"))
+    first_left = left[left["seed"] == left["seed"].min()]
+    first_right = right[right["seed"] == right["seed"].min()]
+    return first_left.merge(first_right, on=["ticker", "date"], suffixes=("_a", "_b"))
 
 
 def mcnemar_row(pairs: pd.DataFrame) -> dict[str, float]:

@@ -58,9 +58,12 @@ def test_default_pairs_are_the_llm_frameworks_and_seeds_pair_when_they_can(synth
     decisions = run.decisions.copy()
     decisions.loc[decisions["framework"] == "momentum", "llm_calls"] = 2
     assert default_pairs(dataclasses.replace(run, decisions=decisions)) == [("momentum", "coin_flip")]
-    # one seed against three: every seed of one against the other's; same seeds: seed by seed
-    assert len(paired_decisions(run.decisions, "momentum", "coin_flip")) == 3 * 3 * 60
+    # over the seeds both ran: one seed against three pairs seed 0 only; the same seeds pair seed by seed
+    momentum_vs_coin = paired_decisions(run.decisions, "momentum", "coin_flip")
+    assert len(momentum_vs_coin) == 3 * 60 and set(momentum_vs_coin["seed"]) == {0}
     assert len(paired_decisions(run.decisions, "coin_flip", "coin_flip")) == 3 * 3 * 60
+    later_seeds = run.decisions[(run.decisions["framework"] != "coin_flip") | (run.decisions["seed"] > 0)]
+    assert len(paired_decisions(later_seeds, "momentum", "coin_flip")) == 3 * 60  # no common seed: first seeds
     with pytest.raises(ValueError, match="not in the run: nope"):
         head_to_head(run, daily_returns(run), [("momentum", "nope")])
 
@@ -118,7 +121,7 @@ def test_summary_opens_with_the_verdict_and_labels_what_was_tested(synthetic_run
     assert "equal-weight daily portfolio" in (run_dir / "tables" / "portfolio.md").read_text()
     assert "annualised Sharpe ratio" in (run_dir / "tables" / "paper.md").read_text()
     head = (run_dir / "tables" / "head_to_head.md").read_text()
-    assert "| momentum | coin_flip |" in head and "(n=540)" in head  # agreement over 540 paired decisions
+    assert "| momentum | coin_flip |" in head and "(n=180)" in head  # 3 tickers x 60 days of seed 0
     activity = (run_dir / "tables" / "activity.md").read_text()
     rates = [cell for line in activity.splitlines()[4:] for cell in line.split(" | ")[3:6]]
     assert rates and all("(n=" in cell for cell in rates)
