@@ -55,7 +55,7 @@ class PairedTest:
         return self.estimate - half, self.estimate + half
 
     def minimum_detectable_effect(self, alpha: float = 0.05, power: float = 0.80) -> float:
-        """MDE = (t_{nu, 1 - alpha/2} + t_{nu, power}) SE: the true difference found with ``power`` at level ``alpha``."""
+        """MDE = (t_{nu, 1 - alpha/2} + t_{nu, power}) SE: the true difference found with ``power`` at ``alpha``."""
         if not (self.df > 0 and math.isfinite(self.standard_error)):
             return math.nan
         return float(student_t.ppf(1.0 - alpha / 2.0, self.df) + student_t.ppf(power, self.df)) * self.standard_error

@@ -17,7 +17,9 @@ from metrics.rundir import Run
 from metrics.run_tables import seed_means
 from metrics.tables import format_value
 
-PAPER_COLUMNS: tuple[tuple[str, str, float], ...] = (("ARR", "ARR %", 100.0), ("SR_ann", "SR", 1.0), ("MDD", "MDD %", 100.0))
+PAPER_COLUMNS: tuple[tuple[str, str, float], ...] = (
+    ("ARR", "ARR %", 100.0), ("SR_ann", "SR", 1.0), ("MDD", "MDD %", 100.0),
+)
 """metrics.csv column, the paper's heading, scale."""
 
 

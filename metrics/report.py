@@ -114,7 +114,8 @@ def build_tables(
          "SR = annualised Sharpe ratio = mean/std of daily returns x sqrt(P) (SR_ann), MDD %; AVG = mean over tickers; "
          "mean over seeds"),
         ("metrics", metrics_table(run),
-         "metrics.csv: means over tickers (ticker=AVG rows), mean over seeds; SR_day per day, SR_ann = SR_day x sqrt(P)"),
+         "metrics.csv: means over tickers (ticker=AVG rows), mean over seeds; SR_day per day, "
+         "SR_ann = SR_day x sqrt(P)"),
         ("seeds", seeds_table(run, seed=seed), "Seed aggregation over seeds x tickers (stratified bootstrap 95 % CI)"),
         ("activity", activity_table(run, min_count),
          f"Trading activity pooled over each framework's episodes: rates with their counts (n), suppressed below "

@@ -42,7 +42,7 @@ def ci_decimals(low: float, high: float, scale: float = 1.0, significant: int = 
 def format_ci(
     value: float, low: float, high: float, scale: float = 1.0, digits: int | None = None, marker: str = ""
 ) -> str:
-    """``value [low, high]marker``, each scaled by ``scale`` (100 for percentages); ``digits`` None: :func:`ci_decimals`."""
+    """``value [low, high]marker`` scaled by ``scale`` (100 for %), ``digits`` decimals (None: :func:`ci_decimals`)."""
     digits = ci_decimals(low, high, scale) if digits is None else digits
     point = format_value(value, scale, digits)
     if point == MISSING:

@@ -35,8 +35,10 @@ def _label(name: object) -> str:
 def _names(rows: pd.DataFrame, test: str) -> str:
     """``a (+1.23 bp/day, Holm p = 0.003), ...`` (``test`` "mean") or ``a (+0.123 SR_day, ...)`` ("sharpe")."""
     estimate, scale, unit, digits = ("dmean", 1e4, "bp/day", 2) if test == "mean" else ("dsharpe", 1.0, "SR_day", 3)
-    return ", ".join(f"{_label(name)} ({row[estimate] * scale:+.{digits}f} {unit}, Holm p = {row[f'p_{test}_holm']:.3f})"
-                     for name, row in rows.iterrows())
+    return ", ".join(
+        f"{_label(name)} ({row[estimate] * scale:+.{digits}f} {unit}, Holm p = {row[f'p_{test}_holm']:.3f})"
+        for name, row in rows.iterrows()
+    )
 
 
 def _family_sentence(rows: pd.DataFrame, subject: str, family: str) -> str:
@@ -88,12 +90,13 @@ def power_sentence(result: Significance, pairs: pd.DataFrame, periods_per_year: 
     sharpe = sharpe[np.isfinite(sharpe)]
     nu = int(rows["df"].max())
     median = float(np.median(mde))
-    text = (f"At T = {result.days} days a 5 % test has 80 % power only against a mean daily-return difference of "
-            f"about {median * 1e4:.1f} bp/day ({mde.min() * 1e4:.1f} to {mde.max() * 1e4:.1f} over the comparisons; "
-            f"MDE = (t_nu,0.975 + t_nu,0.80) x SE, nu = {nu}), about {median * result.days * 100:.1f} % "
+    text = (f"At T = {result.days} days a 5 % test reaches 80 % power only for mean daily-return differences of "
+            f"about {median * 1e4:.1f} bp/day or more ({mde.min() * 1e4:.1f} to {mde.max() * 1e4:.1f} over the "
+            f"comparisons; MDE = (t_nu,0.975 + t_nu,0.80) x SE, nu = {nu}), about {median * result.days * 100:.1f} % "
             "over the window")
     if len(sharpe):
-        text += f", or an annualised Sharpe-ratio difference of about {np.median(sharpe) * math.sqrt(periods_per_year):.2f}"
+        annualised = np.median(sharpe) * math.sqrt(periods_per_year)
+        text += f", or an annualised Sharpe-ratio difference of about {annualised:.2f}"
     return text + "."
 
 
@@ -126,7 +129,8 @@ def caveat_sentence(run: Run, result: Significance, pairs: pd.DataFrame) -> str:
     start, end = run.equity["date"].min(), run.equity["date"].max()
     text = f"Caveats: one {result.days}-day window ({start:%Y-%m-%d} .. {end:%Y-%m-%d}), one market regime"
     if result.benchmark in result.portfolio.index:
-        text += f" (the {result.benchmark} portfolio returned {result.portfolio.loc[result.benchmark, 'TR'] * 100:+.1f} %)"
+        returned = result.portfolio.loc[result.benchmark, "TR"] * 100
+        text += f" (the {result.benchmark} portfolio returned {returned:+.1f} %)"
     seeds = run.equity["seed"].nunique()
     text += f"; {len(run.tickers)} ticker{'s' if len(run.tickers) != 1 else ''}"
     text += f" and {seeds} seeds" if seeds > 1 else ""

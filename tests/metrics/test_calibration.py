@@ -19,7 +19,8 @@ PERIODS = 62
 
 
 def _calibration_script():
-    spec = importlib.util.spec_from_file_location("calibrate_paired_tests", ROOT / "benchmarks" / "calibrate_paired_tests.py")
+    path = ROOT / "benchmarks" / "calibrate_paired_tests.py"
+    spec = importlib.util.spec_from_file_location("calibrate_paired_tests", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -86,7 +86,8 @@ def test_dsr_deflates_over_the_configurations_a_sweep_tried(synthetic_run):
     result = significance(run, daily_returns(run), reps=100, trial_sharpes=trials)
     momentum = portfolio_returns(daily_returns(run))["momentum"].to_numpy()
     assert result.portfolio.loc["momentum", "configurations"] == 3
-    assert result.portfolio.loc["momentum", "DSR"] == pytest.approx(deflated_sharpe_ratio(momentum, trials["momentum"], 3))
+    expected = deflated_sharpe_ratio(momentum, trials["momentum"], 3)
+    assert result.portfolio.loc["momentum", "DSR"] == pytest.approx(expected)
     assert result.portfolio.loc["momentum", "DSR"] < probabilistic_sharpe_ratio(momentum)
     assert result.portfolio.loc["buy_and_hold", "DSR"] == result.portfolio.loc["buy_and_hold", "PSR"]
 
