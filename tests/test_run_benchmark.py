@@ -18,7 +18,8 @@ from cli_helpers import ROOT, benchmark_command, support_env
 
 from metrics import compare
 
-METRIC_COLUMNS = ["framework", "ticker", "seed", "ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades"]
+METRIC_COLUMNS = ["framework", "ticker", "seed", "TR", "ARR", "SR_day", "SR_ann", "MDD", "Calmar", "Sortino", "Vol",
+                  "Trades"]
 
 
 @pytest.fixture(scope="module")
