@@ -42,11 +42,6 @@ from tools import ToolSet
 DEFAULT_SUITE = "quick"
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
-REPORT_MIN_BARS = 20
-"""Test windows shorter than this (about a month of daily bars) get the metrics table only: the
-report's bootstrap CIs, SPA and MCS mean little on a few days, and fail or warn below ~10."""
-
-
 def listed(cfg: DictConfig, name: str, kind: type) -> list:
     """`cfg[name]` as a list of `kind` (a single value is a list of one: `tickers=NVDA`); the
     config is updated so that interpolations such as the data config's `${tickers}` see the list."""
@@ -89,13 +84,11 @@ def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
 
 
-def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, shortest: int) -> str:
-    """Write the report (or, without `report` or for an episode under `REPORT_MIN_BARS` bars,
-    the metrics summary); returns what the run directory now holds, for the last line."""
-    if report and shortest < REPORT_MIN_BARS:
-        warn_on_stderr(f"the test window holds {shortest} bars; the report's statistics need at least "
-                       f"{REPORT_MIN_BARS}, so summary.md holds the metrics table only")
-    if report and shortest >= REPORT_MIN_BARS:
+def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool) -> str:
+    """Write the report (or, without `report`, the metrics summary); returns what the run
+    directory now holds, for the last line. The report says itself which statistics a short
+    window is too short for."""
+    if report:
         print("writing the report: statistics, tables and plots ...", flush=True)
         write_report(run_dir)
         return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
@@ -140,9 +133,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     }
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
-    shortest = int(equity.groupby(list(EPISODE_KEYS)).size().min())
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
-    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report), shortest)} in {run_dir}")
+    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
     return run_dir / "metrics.csv"
 
 

@@ -35,15 +35,26 @@ from metrics.performance import (
 CI_METRICS: tuple[str, ...] = ("TR", "ARR", "SR_day", "SR_ann", "MDD")
 
 
+def column_block_length(column: np.ndarray) -> float:
+    """arch's optimal stationary-bootstrap block length of one series; NaN where it is undefined.
+
+    On a short series that is constant over a lagged stretch (a position held flat for days)
+    arch divides by a zero variance; that length is undefined, not a warning to show.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(optimal_block_length(column).loc[0, "stationary"])
+
+
 def block_length(data: np.ndarray) -> float:
     """Mean optimal stationary-bootstrap block length over the columns of ``data`` (NaNs dropped), at least 1."""
     frame = pd.DataFrame(np.asarray(data, dtype=float))
     lengths = [
-        float(optimal_block_length(column.dropna().to_numpy()).loc[0, "stationary"])
+        column_block_length(column.dropna().to_numpy())
         for _, column in frame.items()
         if column.dropna().nunique() > 1 and column.count() > 8
     ]
-    return max(1.0, float(np.mean(lengths))) if lengths else 1.0
+    finite = [length for length in lengths if np.isfinite(length)]
+    return max(1.0, float(np.mean(finite))) if finite else 1.0
 
 
 def replication_indices(data: np.ndarray, reps: int = 1000, seed: int = 0) -> np.ndarray:
