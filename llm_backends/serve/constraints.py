@@ -6,7 +6,7 @@
 - `tool_choice` "required" or a named function: the answer is one or more tool-call blocks as
   the Qwen2.5 template writes them (`<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>`,
   separated by newlines), each naming one of the allowed tools with arguments valid under its
-  `parameters` schema. The tags are written with `lark_text`, so a model whose tokenizer has
+  `parameters` schema (and no undeclared parameters, unless the schema allows them). The tags are written with `lark_text`, so a model whose tokenizer has
   them as added tokens can produce them.
 - `structured_outputs.grammar`: used as given.
 
@@ -31,10 +31,13 @@ SCHEMA_DEFINITIONS = ("$defs", "definitions")
 def call_schema(tool: ToolSchema) -> dict[str, Any]:
     """The JSON schema of one call of `tool`: `{"name": <its name>, "arguments": <valid under its parameters>}`.
 
-    Definitions of the parameters schema move to the root, so that its `$ref`s still resolve.
+    The arguments hold the declared parameters only, unless the schema sets
+    `additionalProperties` itself (OpenAI's strict function calling does the same; without it a
+    small model may wander off into made-up keys). Definitions of the parameters schema move to
+    the root, so that its `$ref`s still resolve.
     """
     function = tool["function"]
-    arguments = {"type": "object", **(function.get("parameters") or {})}
+    arguments = {"type": "object", "additionalProperties": False, **(function.get("parameters") or {})}
     definitions = {key: arguments.pop(key) for key in SCHEMA_DEFINITIONS if key in arguments}
     return {
         "type": "object",
