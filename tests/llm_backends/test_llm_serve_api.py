@@ -1,6 +1,7 @@
 """`llm_backends.serve` as real clients meet it: the `openai` SDK, LangChain's ChatOpenAI and plain
 HTTP, against the server on 127.0.0.1 with the tiny model behind it (no mocks)."""
 
+import json
 import threading
 import time
 
@@ -278,3 +279,27 @@ def test_an_engine_that_does_not_know_its_context_needs_one_and_its_failures_are
         f"The model `gpt-4o` does not exist; this server has `{engine.model}`"
     )
     assert OpenAIEngine(server.url, engine.model).generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=2)).error is None
+
+
+def test_in_front_of_an_http_engine_choices_and_json_pass_through_and_the_rest_is_refused(server, engine):
+    """The front server cannot stream, report log-probabilities or force calls through an HTTP engine: it says so.
+
+    `n` becomes n requests and a JSON schema becomes a grammar that the server behind honours.
+    """
+    schema = {"type": "object", "properties": {"action": {"enum": ["BUY", "SELL"]}}, "required": ["action"], "additionalProperties": False}
+    with start_server(OpenAIEngine(server.url, engine.model, max_retries=0), context_length=1000) as front:
+        sdk = openai.OpenAI(base_url=front.url, api_key="unused", max_retries=0)
+        request = {"model": engine.model, "messages": HI, "max_tokens": 20}
+        answer = sdk.chat.completions.create(
+            **request, n=2, seed=3, temperature=1.0,
+            response_format={"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}},
+        )
+        assert [json.loads(c.message.content)["action"] in {"BUY", "SELL"} for c in answer.choices] == [True, True]
+        refusals = [
+            ({"stream": True}, "stream"), ({"logprobs": True}, "logprobs"),
+            ({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"}, "tool_choice"),
+        ]
+        for fields, param in refusals:
+            with pytest.raises(openai.BadRequestError) as refused:
+                sdk.chat.completions.create(**request, **fields)
+            assert refused.value.param == param and refused.value.code == "unsupported_parameter"

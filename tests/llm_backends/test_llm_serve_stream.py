@@ -3,12 +3,17 @@ LangChain's ChatOpenAI, against the server on 127.0.0.1 with the tiny model behi
 
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
+import openai
 from langchain_core.messages import AIMessageChunk
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from llm_test_helpers import conversation
+
+from llm_backends.microbatch import MicroBatchingEngine
+from llm_backends.serve import start_server
 
 HI = conversation("hi")
 HELLO = conversation("hello")
@@ -107,3 +112,26 @@ def test_langchain_chat_openai_streams_text_and_tool_calls(tiny_server, tiny):
     call = sum(forced.stream("quote?"), AIMessageChunk(content=""))
     assert [(c["name"], set(c["args"])) for c in call.tool_calls] == [("get_quote", {"ticker"})]
     assert call.tool_calls[0]["args"]["ticker"] in {"NVDA", "MSFT"}
+
+
+def test_concurrent_streams_share_one_batch_on_a_micro_batching_engine(tiny, tiny_sdk):
+    prompts = [conversation(text) for text in ("hi", "buy or sell?", "news")]
+    expected = [
+        tiny_sdk.chat.completions.create(model=tiny.model, messages=p, max_tokens=20, temperature=0).choices[0].message.content
+        for p in prompts
+    ]
+    batching = MicroBatchingEngine(tiny, max_wait_s=0.5)
+    try:
+        with start_server(batching) as server:
+            sdk = openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0)
+            batches_before = tiny.usage.snapshot().engine_calls
+
+            def stream(messages) -> str:
+                return collect(sdk.chat.completions.create(model=tiny.model, messages=messages, max_tokens=20, temperature=0, stream=True))["content"][0]
+
+            with ThreadPoolExecutor(len(prompts)) as pool:
+                streamed = list(pool.map(stream, prompts))
+            assert streamed == expected
+            assert tiny.usage.snapshot().engine_calls - batches_before == 1, "the three streams were decoded as one batch"
+    finally:
+        batching.close()
