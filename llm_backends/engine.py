@@ -5,7 +5,9 @@ its own tools and sampling parameters), serves what it can from the response cac
 concrete engine for the rest in one call, stores the new results and counts every result in
 `engine.usage`. Concrete engines implement `_generate_rows` (rows may differ in tools and
 parameters: one batch) or, when every call must share them, `_generate` (the rows are then
-grouped by tools and parameters, one `_generate` call per group).
+grouped by tools and parameters, one `_generate` call per group). `replay` and `remember` are
+the cache's two steps on their own, for a caller that decodes rows itself (the HTTP server
+streaming tokens).
 
 Identical sampled requests inside one call are numbered (`occurrence` 0, 1, 2, ...): copy n > 0
 of a seeded request samples with `repeat_seed(seed, n)`, so n rollouts of one prompt are n
