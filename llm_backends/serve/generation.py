@@ -4,7 +4,8 @@
 APIErrors are plain 400s, also for a stream): the prompt is rendered and counted against the
 context, the grammar of the request's constraints is built and compiled, the `n` rows are
 prepared (choice i samples with seed + i), and choices are replayed from the response cache
-where they can be (not when log-probabilities are asked: the cache does not keep them).
+where they can be (not when log-probabilities are asked: the cache does not keep them); the
+replayed answers are counted in `engine.usage` as `generate` counts them.
 
 `decode` generates the rest. On a local engine (one with a token path: `render_ids`,
 `generate_tokens`) every choice is a `TokenRequest` carrying the request's cancel event (set
@@ -106,6 +107,9 @@ def plan_choices(engine: ChatEngine, window: ContextWindow, job: ChatJob) -> Pla
     except ValueError as err:  # the engine's word on malformed messages or tools
         raise bad_request(None, str(err)) from None
     replayed = engine.replay(rows) if local and not job.logprobs else [None] * len(rows)
+    hits = [r for r in replayed if r is not None]
+    if hits:
+        engine.usage.add(hits, 0.0)
     return Plan(rows, replayed, prompt_ids, job.logprobs)
 
 

@@ -64,9 +64,9 @@ async def chunk_events(engine: Any, job: ChatJob, plan: Plan, cancel: threading.
     work.add_done_callback(lambda _: arrivals.put_nowait(None))
     detokenizers = [IncrementalDetokenizer(engine.tokenizer) for _ in range(job.n)]
     texts = [ChoiceDeltas(job.stop, bool(job.tools)) for _ in range(job.n)]
-    for index in range(job.n):
-        yield writer.delta(index, {"role": "assistant", "content": ""})
     try:
+        for index in range(job.n):
+            yield writer.delta(index, {"role": "assistant", "content": ""})
         while (item := await asyncio.wait_for(arrivals.get(), deadline.left())) is not None:
             index, ids = item
             for delta in texts[index].add(detokenizers[index].push(ids)):

@@ -128,7 +128,7 @@ def test_serve_command_loads_engines_by_config_name(tiny_root):
 def test_serve_command_answers_over_http(tiny_root):
     """`python -m llm_backends.serve` as a user runs it, on a free port chosen by the OS."""
     env = {**os.environ, CACHE_ENV: str(tiny_root)}
-    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0"]
+    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0", "--request-timeout", "30"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         for line in proc.stderr:

@@ -192,7 +192,7 @@ def test_null_max_tokens_gets_the_room_the_prompt_leaves(engine):
     assert f"max_tokens is too large: {room + 1}. This model's context is {context} tokens" in refused.value.message
 
 
-def test_a_prompt_that_fills_the_context_is_refused_and_the_context_must_be_positive(engine):
+def test_a_prompt_that_fills_the_context_is_refused_and_the_limits_must_be_positive(engine):
     with start_server(engine, context_length=prompt_tokens(engine, HI)) as full:
         sdk = openai.OpenAI(base_url=full.url, api_key="unused", max_retries=0)
         with pytest.raises(openai.BadRequestError) as refused:
@@ -200,6 +200,8 @@ def test_a_prompt_that_fills_the_context_is_refused_and_the_context_must_be_posi
     assert refused.value.param == "messages" and "which leaves no room for a completion" in refused.value.message
     with pytest.raises(ValueError, match="context_length must be positive, got 0"):
         build_app(engine, context_length=0)
+    with pytest.raises(ValueError, match="request_timeout_s must be positive"):
+        build_app(engine, request_timeout_s=0)
 
 
 def test_a_huge_max_tokens_is_refused_while_a_long_generation_runs(sdk, server, engine):
