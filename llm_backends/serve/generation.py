@@ -81,7 +81,7 @@ def refuse_whole_answer_engine(engine: ChatEngine, job: ChatJob) -> None:
         raise unsupported("logprobs", f"{why} without log-probabilities")
 
 
-def compiled_grammar(engine: Any, job: ChatJob, grammar: str | None) -> None:
+def check_grammar(engine: Any, job: ChatJob, grammar: str | None) -> None:
     """Compile `grammar` with the engine's tokenizer now (memoised there), so that an error is the request's 400."""
     if grammar is None:
         return
@@ -102,7 +102,7 @@ def plan_choices(engine: ChatEngine, window: ContextWindow, job: ChatJob) -> Pla
         budget = window.completion_budget(job.max_tokens, job.max_tokens_param, None if prompt_ids is None else len(prompt_ids))
         grammar = job_grammar(job, engine.tokenizer if local else None)
         if local:
-            compiled_grammar(engine, job, grammar)
+            check_grammar(engine, job, grammar)
         rows = prepare_rows([job.conversation] * job.n, job.tools, job.params(budget, grammar))
     except ValueError as err:  # the engine's word on malformed messages or tools
         raise bad_request(None, str(err)) from None
