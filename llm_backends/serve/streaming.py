@@ -74,6 +74,7 @@ async def chunk_events(engine: Any, job: ChatJob, plan: Plan, cancel: threading.
         choices: list[Choice] = work.result()
     except TimeoutError:
         cancel.set()
+        log.info("a streamed answer ran past the request timeout; its generation was stopped")
         yield writer.error(deadline.error())
         yield DONE
         return

@@ -120,7 +120,7 @@ def test_concurrent_streams_share_one_batch_on_a_micro_batching_engine(tiny, tin
         tiny_sdk.chat.completions.create(model=tiny.model, messages=p, max_tokens=20, temperature=0).choices[0].message.content
         for p in prompts
     ]
-    batching = MicroBatchingEngine(tiny, max_wait_s=0.5)
+    batching = MicroBatchingEngine(tiny, max_wait_s=1.0)
     try:
         with start_server(batching) as server:
             sdk = openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0)
