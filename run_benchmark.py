@@ -36,7 +36,9 @@ from market.outputs import write_episodes
 from market.runner import EPISODE_KEYS, EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
+from metrics.agent_rows import agent_section, agent_warnings
 from metrics.report import write_report
+from metrics.rundir import load_run
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
@@ -82,11 +84,13 @@ def plain(node: DictConfig) -> dict:
 
 
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
-    """summary.md without the report: the metrics table, averages over tickers first."""
+    """summary.md without the report: the metrics table, averages over tickers first, then the
+    agents' section (`metrics.agent_rows`) when LLM frameworks ran."""
     averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
+    agents = agent_section(load_run(path.parent), path.parent / "tables")
     path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
                     f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
-                    f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
+                    f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")
 
 
 def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, shortest: int) -> str:
@@ -101,6 +105,12 @@ def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, shor
         return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
     write_metrics_summary(run_dir / "summary.md", title, table)
     return "metrics.csv and summary.md"
+
+
+def warn_about_agents(run_dir: Path) -> None:
+    """Print the agents' warnings (knowledge cutoff, constrained decoding) on stderr."""
+    for line in agent_warnings(load_run(run_dir)):
+        warn_on_stderr(line)
 
 
 def run(cfg: DictConfig, run_dir: Path) -> Path:
@@ -144,6 +154,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     shortest = int(equity.groupby(list(EPISODE_KEYS)).size().min())
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
     print(f"wrote {summarise(run_dir, table, title, bool(cfg.report), shortest)} in {run_dir}")
+    warn_about_agents(run_dir)
     return run_dir / "metrics.csv"
 
 

@@ -16,6 +16,9 @@ Reads what the runner wrote (docs/run_directory.md) and recomputes no decision. 
 * ``tables/efficiency.{md,tex}`` — LLM calls, tokens and wall time per decision, relative cost;
 * ``tables/regime_confusion.{md,tex}`` and ``tables/regime_scores.{md,tex}`` — decisions
   against the paper's regime label, accuracy and macro-F1;
+* ``tables/agents.{md,tex}`` — for runs with LLM frameworks: valid answers, fallbacks, parse
+  failures, tokens and tool calls per decision, regime accuracy over model-made decisions,
+  reward components, constrained decoding, and knowledge-cutoff warnings (:mod:`metrics.agent_rows`);
 * ``plots/equity.png``, ``plots/drawdowns.png``, ``plots/pareto.png``;
 * ``summary.md`` — run facts and all of the above in one page.
 """
@@ -30,6 +33,7 @@ import pandas as pd
 
 from market.errors import DataError
 from metrics import plots
+from metrics.agent_rows import agent_section
 from metrics.rundir import Run, daily_returns, load_run
 from metrics.run_tables import (
     activity_table,
@@ -104,6 +108,7 @@ def write_report(
         write_table(table, name, tables_dir, caption)
         if not table.empty:
             sections.append(f"## {name.replace('_', ' ')}\n\n{caption}.\n\n{to_markdown(table)}")
+    sections.append(agent_section(run, tables_dir))
     figures = {
         "equity": plots.plot_equity(run, plots_dir / "equity.png", benchmark),
         "drawdowns": plots.plot_drawdowns(run, plots_dir / "drawdowns.png", benchmark),
