@@ -215,6 +215,8 @@ def agent_section(run: Run, tables_dir: Path) -> str:
     `tables_dir/agents.{md,tex}`; '' for a run without LLM decisions."""
     if not has_agents(run):
         return ""
+    if not (run.path / JOURNAL).is_file():
+        return f"## agents\n\nNo {JOURNAL} in {run.path}: the agent rows read the decisions' traces there.\n"
     table = agent_table(run)
     write_table(table, "agents", tables_dir, CAPTION)
     warned = "".join(f"**Warning.** {line}\n\n" for line in agent_warnings(run))
