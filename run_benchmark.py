@@ -1,8 +1,8 @@
 """Run a TradeDuel suite: frameworks × tickers × seeds on one market under one set of rules.
 
-    python run_benchmark.py                       # the quick suite: 4 embedded stocks, half a year,
-                                                  # the rule baselines; about 10 s on a 2-core CPU
-    python run_benchmark.py +suite=rules          # the same rule run under its own name
+    python run_benchmark.py                       # the quick suite, the duel: rule baselines and the
+                                                  # single agent (SmolLM2) on 2 embedded stocks x 8 days
+    python run_benchmark.py +suite=rules          # the rule baselines: 4 embedded stocks, half a year
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
     python run_benchmark.py -m +suite=smoke execution.fee_bps=0,10   # a sweep

@@ -12,7 +12,7 @@ import time
 
 import pandas as pd
 import pytest
-from cli_helpers import ROOT, benchmark_command, support_env
+from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
 from market.decision import Decision
 from single_agent.failures import FAILURE_KINDS, failure_kind
@@ -90,14 +90,6 @@ def test_an_unconstrained_model_gets_recorded_failures_and_the_fallback(tmp_path
         assert decision.action.value == "HOLD" and "no_answer" in kinds and kinds <= set(FAILURE_KINDS)
 
 
-def single_agent_rows(path) -> int:
-    try:
-        with sqlite3.connect(path) as db:
-            return db.execute("SELECT count(*) FROM decisions WHERE framework = 'single_agent'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
     overrides = ("+suite=smoke", "tickers=[MSFT]", "split.test.end=2020-02-14", *TINY_AGENT,
                  "frameworks.single_agent.temperature=1.0", "batch_size=6")
@@ -109,11 +101,11 @@ def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
     process = subprocess.Popen(benchmark_command(*overrides, f"hydra.run.dir={killed}"), cwd=ROOT,
                                env=support_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
-    while single_agent_rows(killed / "journal.sqlite") < total // 3 and time.time() < deadline:
+    while journal_rows(killed / "journal.sqlite", "single_agent") < total // 3 and time.time() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    done_before = single_agent_rows(killed / "journal.sqlite")
+    done_before = journal_rows(killed / "journal.sqlite", "single_agent")
     assert 0 < done_before < total, "the run was not killed while the single agent decided"
 
     run_cli(*overrides, f"hydra.run.dir={killed}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -21,3 +22,13 @@ def support_env(extra_path: Path | None = None) -> dict[str, str]:
     paths = [str(SUPPORT)] + ([str(extra_path)] if extra_path else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
     return env
+
+
+def journal_rows(path: Path, framework: str | None = None) -> int:
+    """Decisions journaled in the journal at `path` (of `framework` only, when given); 0 before it exists."""
+    where, parameters = ("WHERE framework = ?", (framework,)) if framework else ("", ())
+    try:
+        with sqlite3.connect(path) as db:
+            return db.execute(f"SELECT count(*) FROM decisions {where}", parameters).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
