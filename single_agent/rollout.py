@@ -188,8 +188,7 @@ def _advance(playing: _Playing, result: TokenResult, policy: TokenPolicy, protoc
         if len(playing.episode.turns) >= protocol.max_turns:
             playing.end("turn_limit")
         else:
-            tool_messages = [{"role": "tool", "name": e.call.name, "tool_call_id": e.call.id, "content": e.response}
-                             for e in turn.exchanges]
+            tool_messages = [exchange.message() for exchange in turn.exchanges]
             playing.append(fragment_ids(policy, result.completion_ids, tool_messages), sampled=False)
 
 

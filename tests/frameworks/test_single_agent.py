@@ -91,8 +91,8 @@ def test_an_unconstrained_model_gets_recorded_failures_and_the_fallback(tmp_path
 
 
 def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
-    overrides = ("+suite=smoke", "tickers=[MSFT]", "split.test.end=2020-02-14", *TINY_AGENT,
-                 "frameworks.single_agent.temperature=1.0", "batch_size=6")
+    overrides = ("+suite=smoke", "tickers=[MSFT]", "split.test.end=2020-01-24", *TINY_AGENT,
+                 "frameworks.single_agent.temperature=1.0", "batch_size=4")
     run_cli(*overrides, f"hydra.run.dir={tmp_path / 'whole'}")
     whole = pd.read_parquet(tmp_path / "whole" / "decisions.parquet")
     total = int((whole["framework"] == "single_agent").sum())

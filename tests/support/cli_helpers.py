@@ -17,8 +17,11 @@ def benchmark_command(*overrides: str) -> list[str]:
 
 
 def support_env(extra_path: Path | None = None) -> dict[str, str]:
-    """The environment with tests/support (and `extra_path`) importable."""
+    """The environment with tests/support (and `extra_path`) importable, and torch on one thread
+    unless the caller chose (the tests' models are too small to gain from more; on a busy machine
+    two threads made a run with the tiny model about three times slower)."""
     env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")
     paths = [str(SUPPORT)] + ([str(extra_path)] if extra_path else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
     return env
