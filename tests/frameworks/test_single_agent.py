@@ -1,6 +1,6 @@
 """The single-agent frameworks end to end through `run_benchmark.py` on the tiny model and the
 embedded market with real tools: the traces they journal, the run facts, the summary's agent
-rows, and a killed run that resumes to the same sampled decisions."""
+rows, a killed run that resumes to the same sampled decisions, and alphaquanter by path."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
+from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Decision
 from single_agent.failures import FAILURE_KINDS, failure_kind
 
@@ -114,3 +115,20 @@ def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
     pd.testing.assert_frame_equal(resumed[columns], whole[columns])
     assert set(whole.loc[whole["framework"] == "single_agent", "seed"]) == {0, 1}
     assert (killed / "metrics.csv").read_bytes() == (tmp_path / "whole" / "metrics.csv").read_bytes()
+
+
+def test_alphaquanter_takes_a_checkpoint_by_path(tmp_path, run_cli):
+    folder = ensure_tiny(TinySpec())  # a transformers model folder, in the cache root the run uses too
+    run_cli(*WINDOW, "+framework@frameworks.alphaquanter=alphaquanter",
+            f"frameworks.alphaquanter.checkpoint={folder}", f"hydra.run.dir={tmp_path}")
+    decisions = traces(tmp_path, "alphaquanter")
+    assert len(decisions) == 7 and all(d.trace.llm_calls[0].model == folder.name for d in decisions)
+    facts = json.loads((tmp_path / "run.json").read_text())["framework_facts"]["alphaquanter"]
+    assert facts["policy"] == folder.name and facts["constrained_decoding"] is True
+
+
+def test_alphaquanter_without_a_checkpoint_names_the_missing_setting(tmp_path, run_cli):
+    done = run_cli(*WINDOW, "+framework@frameworks.alphaquanter=alphaquanter", f"hydra.run.dir={tmp_path}", check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == ("error: frameworks.alphaquanter: name a backbone "
+                                                    "(llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
