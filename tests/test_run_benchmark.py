@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import signal
-import sqlite3
 import subprocess
 import time
 from importlib import resources
@@ -14,7 +13,7 @@ from importlib import resources
 import pandas as pd
 import pytest
 from bars import random_bars, write_csv
-from cli_helpers import ROOT, benchmark_command, support_env
+from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
 from metrics import compare
 
@@ -100,14 +99,6 @@ def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
     assert done.stderr.strip() == (
         f"error: {tmp_path / 'cache' / 'yfinance'}: no cached data for GOOGL, META, MSFT, NVDA, TSLA; fetch it with: "
         "python -m market.fetch --tickers GOOGL META MSFT NVDA TSLA --start 2022-09-01 --end 2025-07-31")
-
-
-def journal_rows(path) -> int:
-    try:
-        with sqlite3.connect(path) as db:
-            return db.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, run_cli):
