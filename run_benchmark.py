@@ -33,7 +33,7 @@ from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
 from market.journal import Journal
 from market.outputs import write_episodes
-from market.runner import EPISODE_KEYS, EpisodeRunner, RunSpec, warn_on_stderr
+from market.runner import EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.agent_rows import agent_section, agent_warnings
