@@ -1,13 +1,17 @@
 """Run a TradeDuel suite: frameworks × tickers × seeds on one market under one set of rules.
 
-    python run_benchmark.py                       # the quick suite (embedded data, minutes)
+    python run_benchmark.py                       # the quick suite, the duel: rule baselines and the
+                                                  # single agent (SmolLM2) on 2 embedded stocks x 8 days
+    python run_benchmark.py +suite=rules          # the rule baselines: 4 embedded stocks, half a year
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
     python run_benchmark.py -m +suite=smoke execution.fee_bps=0,10   # a sweep
 
-Outputs go to the Hydra run directory (docs/run_directory.md). Running the same command into
-the same run directory again resumes from its decision journal. Bad data or configuration
-stops the run with one `error:` line and exit code 2.
+Outputs go to the Hydra run directory, `outputs/<suite>/<date>_<time>/` by default
+(docs/run_directory.md). Running the same command into the same run directory again resumes
+from its decision journal; decisions whose inputs changed (config, framework fingerprint,
+data) are made afresh, with one warning line. Bad data or configuration, including a config
+key that nothing takes, stops the run with one `error:` line and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,34 +23,102 @@ from functools import partial
 from pathlib import Path
 
 import hydra
+import pandas as pd
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
+from market.config_keys import typed_config, unknown_key
 from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
 from market.journal import Journal
 from market.outputs import write_episodes
-from market.runner import EpisodeRunner, RunSpec
+from market.runner import EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
-from metrics.episodes import episode_metrics
+from metrics.episodes import AVERAGE_TICKER, episode_metrics
+from metrics.agent_rows import agent_section, agent_warnings
 from metrics.report import write_report
+from metrics.rundir import load_run
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+def listed(cfg: DictConfig, name: str, kind: type) -> list:
+    """`cfg[name]` as a list of `kind` (a single value is a list of one: `tickers=NVDA`); the
+    config is updated so that interpolations such as the data config's `${tickers}` see the list."""
+    value = cfg[name]
+    items = list(value) if isinstance(value, ListConfig) else [value]
+    for item in items:
+        if not isinstance(item, kind) or isinstance(item, bool):
+            raise ConfigError(f"{name}: {item!r} is not {'a ticker name' if kind is str else 'an integer'}")
+    cfg[name] = items
+    return items
+
+
+def check_top_level_keys(cfg: DictConfig) -> None:
+    """Refuse a top-level key that configs/config.yaml does not declare (`+seed=1` for `seeds`)."""
+    primary = OmegaConf.load(CONFIG_DIR / "config.yaml")
+    groups = [name for entry in primary.defaults if not isinstance(entry, str) for name in entry]
+    known = [*groups, *(key for key in primary if key != "defaults")]
+    for key in cfg:
+        if key not in known:
+            raise unknown_key(str(key), known, "top level")
+
+
+def require_values(cfg: DictConfig) -> None:
+    """Raise one line naming the first mandatory value (`???`) left unset, e.g. `data.path`."""
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(f"{missing[0]} is not set: add {missing[0]}=VALUE to the command line")
+
+
+def plain(node: DictConfig) -> dict:
+    """A config node as plain, resolved Python containers."""
+    return OmegaConf.to_container(node, resolve=True)
+
+
+def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
+    """summary.md without the report: the metrics table, averages over tickers first, then the
+    agents' section (`metrics.agent_rows`) when LLM frameworks ran."""
+    averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
+    agents = agent_section(load_run(path.parent), path.parent / "tables")
+    path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
+                    f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
+                    f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")
+
+
+def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool) -> str:
+    """Write the report (or, without `report`, the metrics summary); returns what the run
+    directory now holds, for the last line. The report says itself which statistics a short
+    window is too short for."""
+    if report:
+        print("writing the report: statistics, tables and plots ...", flush=True)
+        write_report(run_dir)
+        return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
+    write_metrics_summary(run_dir / "summary.md", title, table)
+    return "metrics.csv and summary.md"
+
+
+def warn_about_agents(run_dir: Path) -> None:
+    """Print the agents' warnings (knowledge cutoff, constrained decoding) on stderr."""
+    for line in agent_warnings(load_run(run_dir)):
+        warn_on_stderr(line)
 
 
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
-    splits = Splits.model_validate(OmegaConf.to_container(cfg.split, resolve=True))
-    tickers = list(cfg.tickers)
+    check_top_level_keys(cfg)
+    require_values(cfg)
+    tickers, seeds = listed(cfg, "tickers", str), listed(cfg, "seeds", int)
+    splits = typed_config(Splits, plain(cfg.split), "split")
+    spec = RunSpec(tickers=tickers, seeds=seeds, start=splits.test.start, end=splits.test.end,
+                   execution=typed_config(ExecutionConfig, plain(cfg.execution), "execution"),
+                   batch_size=int(cfg.batch_size))
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
-        splits.check(data.frame(ticker).index)
+        splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
-    spec = RunSpec(tickers=tickers, seeds=list(cfg.seeds), start=splits.test.start, end=splits.test.end,
-                   execution=ExecutionConfig(**OmegaConf.to_container(cfg.execution, resolve=True)),
-                   batch_size=int(cfg.batch_size))
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     started = time.perf_counter()
     with Journal(run_dir / "journal.sqlite") as journal:
@@ -60,28 +132,25 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     facts = {
         "suite": cfg.name, "tickers": tickers, "seeds": spec.seeds,
         "frameworks": {f.name: f.config_hash for f in frameworks},
+        "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
+        "journal_keys": result.journal_keys,
         "configurations_tried": len(frameworks),
         "test_window": [str(spec.start.date()), str(spec.end.date())],
+        "traded_windows": {t: [str(first.date()), str(last.date())] for t, (first, last) in runner.traded_windows.items()},
+        "data_fingerprint": runner.data_fingerprint,
         "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
         "decisions_made": result.made, "decisions_reused": result.reused,
         "decisions_failed": result.failed, "wall_s": round(time.perf_counter() - started, 3),
     }
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
-    if cfg.report:
-        write_report(run_dir)
-    else:
-        averages = table[table["ticker"] == "AVG"].drop(columns="ticker")
-        (run_dir / "summary.md").write_text(
-            f"# {cfg.name}: {', '.join(tickers)}, {facts['test_window'][0]} .. {facts['test_window'][1]}\n\n"
-            f"Averages over tickers (fractions; conventions in metrics/performance.py):\n\n"
-            f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
-            f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
-    print(f"{result.made} decisions made, {result.reused} reused from the journal, "
-          f"{result.failed} failed; wrote {run_dir / 'metrics.csv'}")
+    print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
+    title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
+    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
+    warn_about_agents(run_dir)
     return run_dir / "metrics.csv"
 
 
-@hydra.main(version_base="1.3", config_path="configs", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
@@ -99,5 +168,9 @@ def with_default_suite(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     sys.argv = with_default_suite(sys.argv)
-    register_plugins()
+    try:
+        register_plugins()
+    except ConfigError as error:
+        print(f"error: {one_line(error)}", file=sys.stderr)
+        sys.exit(2)
     main()

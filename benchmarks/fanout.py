@@ -2,13 +2,19 @@
 
     python benchmarks/fanout.py multi_agent                      # 8 decisions: MSFT, NVDA × 4 days
     python benchmarks/fanout.py multi_agent -n 20 --threads 1 max_debate_rounds=2
-    python benchmarks/fanout.py single_agent quick.max_new_tokens=64   # any configs/framework name
+    python benchmarks/fanout.py single_agent -n 16 --threads 1         # any configs/framework name
 
 It builds the framework from `configs/framework/FRAMEWORK.yaml` (plus `key=value` overrides of
-that config), makes N decision contexts on the embedded market (the first trading days of
-the quick window, tickers in turn), then times, in one run:
-  sequential  `decide([context])` for each context, one after another;
-  concurrent  `decide(contexts)`: the whole batch in one call, as the runner hands it over.
+that config), makes 2N + 1 decision contexts on the embedded market (the first trading days of
+the quick window, tickers in turn), decides the last one to warm up, then times, in one run:
+  sequential  `decide([context])` for each of the first N contexts, one after another;
+  concurrent  `decide(contexts)` for the next N: the whole batch in one call, as the runner
+              hands it over.
+The phases decide different contexts: a local engine keeps the keys and values of every
+prompt it computed (its prefix store), so a phase repeating the other's greedy episodes would
+find them all there and skip their prefill. Both find the shared prompt prefix the warm-up
+stored.
+
 It prints both wall times and process CPU times, their ratio, LLM calls and tokens per
 decision (prompt and completion apart) next to the 27.2K tokens per decision the AlphaQuanter
 paper measured for TradingAgents, and the framework's resolved config (its max_new_tokens).
@@ -119,20 +125,20 @@ def measure(args: argparse.Namespace, cache: Path) -> None:
     print(f"{args.framework}: {json.dumps(OmegaConf.to_container(cfg.frameworks.bench, resolve=True))}")
     started = time.perf_counter()
     framework = instantiate(cfg.frameworks.bench)
-    contexts = make_contexts(cfg, args.decisions + 1)
-    warmup, contexts = contexts[-1:], contexts[:-1]
-    print(f"built in {time.perf_counter() - started:.1f} s; response cache {cache}; "
-          f"{len(contexts)} decisions on {', '.join(args.tickers)} from {contexts[0].date:%Y-%m-%d}")
+    n = args.decisions
+    contexts = make_contexts(cfg, 2 * n + 1)
+    warmup, first, second = contexts[-1:], contexts[:n], contexts[n:2 * n]
+    print(f"built in {time.perf_counter() - started:.1f} s; response cache {cache}; 2 x {n} decisions on "
+          f"{', '.join(args.tickers)} from {first[0].date:%Y-%m-%d}")
     framework.decide(reseeded(warmup, 2))
 
-    sequential, seq_wall, seq_cpu = timed(lambda: [framework.decide([c])[0] for c in contexts])
-    concurrent, con_wall, con_cpu = timed(lambda: framework.decide(reseeded(contexts, 1)))
+    sequential, seq_wall, seq_cpu = timed(lambda: [framework.decide([c])[0] for c in first])
+    concurrent, con_wall, con_cpu = timed(lambda: framework.decide(reseeded(second, 1)))
     cached = sum(c.cached for d in sequential + concurrent for c in d.trace.llm_calls)
     if cached:
         raise SystemExit(f"{cached} LLM calls were served from a cache: the framework does not put the "
                          "context's seed into its sampling parameters, so the timings are not comparable")
 
-    n = len(contexts)
     print(f"\n{'':12}{'wall s':>9}{'s/decision':>12}{'CPU s':>9}")
     print(f"{'sequential':12}{seq_wall:9.1f}{seq_wall / n:12.2f}{seq_cpu:9.1f}")
     print(f"{'concurrent':12}{con_wall:9.1f}{con_wall / n:12.2f}{con_cpu:9.1f}")

@@ -17,7 +17,7 @@ The README's "Add your own framework" section has a complete plugin in twenty li
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from market.decision import Decision, DecisionContext
 
@@ -33,11 +33,19 @@ class TradingFramework(ABC):
         """What determines this framework's decisions beyond its config: for an LLM framework
         its engine's weights, tokenizer and chat template, its prompt files and its grammar.
 
-        The journal key covers it, so a checkpoint retrained at the same path or an edited
-        prompt file recomputes decisions instead of reusing old ones. Default: "" (the config
-        says everything).
+        The journal key covers it next to the config hash and a fingerprint of the market data
+        (`market.decision_inputs`), so a checkpoint retrained at the same path or an edited
+        prompt file recomputes decisions instead of reusing old ones. It is called once per run
+        and must be the same in every process for the same inputs (hash file contents, never
+        paths, times or object ids). Default: "" (the config says everything).
         """
         return ""
+
+    def run_facts(self) -> dict[str, Any]:
+        """What `run.json` records about this framework beyond its config, for readers of the run:
+        e.g. an LLM framework's model, its knowledge cutoff, whether decoding was constrained.
+        JSON-serialisable; default: {}."""
+        return {}
 
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:

@@ -21,12 +21,6 @@ from multi_agent.prompting import templates_digest
 from multi_agent.settings import DebateSettings, ModelSettings
 
 
-def engine_identity(engine: ChatEngine) -> str:
-    """What an engine's answers depend on: its own fingerprint when it has one, else backend and model."""
-    fingerprint = getattr(engine, "fingerprint", None)
-    return fingerprint() if callable(fingerprint) else f"{engine.engine_id}:{engine.model}"
-
-
 def build_engine(model: ModelSettings) -> ChatEngine:
     """The engine of one model tier: its `configs/llm` config with the tier's overrides."""
     return load_engine(model.llm, [f"{key}={json.dumps(value)}" for key, value in model.overrides.items()])
@@ -46,7 +40,7 @@ class MultiAgentDebate(TradingFramework):
 
     def fingerprint(self) -> str:
         """SHA-256 over both engines' identities, the prompt templates and the graph settings."""
-        facts = {"quick": engine_identity(self.quick_engine), "deep": engine_identity(self.deep_engine),
+        facts = {"quick": self.quick_engine.fingerprint(), "deep": self.deep_engine.fingerprint(),
                  "prompts": templates_digest(), "graph": self.settings.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 

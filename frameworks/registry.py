@@ -27,6 +27,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from frameworks.base import TradingFramework
+from market.config_keys import check_target_keys
 from market.errors import ConfigError, DataError, one_line
 from market.runner import FrameworkEntry
 
@@ -46,7 +47,11 @@ def register_plugins() -> list[str]:
     store = ConfigStore.instance()
     names = []
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        cls = point.load()
+        try:
+            cls = point.load()
+        except Exception as error:  # noqa: BLE001 - a broken plugin package is named, not a traceback
+            raise ConfigError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
+                              f"cannot be loaded: {type(error).__name__}: {one_line(error)}") from None
         if not (inspect.isclass(cls) and issubclass(cls, TradingFramework)):
             raise ConfigError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
                               "is not a TradingFramework subclass")
@@ -55,46 +60,64 @@ def register_plugins() -> list[str]:
     return names
 
 
-def instantiate_or_explain(config: DictConfig, label: str) -> Any:
+def instantiate_or_explain(config: DictConfig, where: str) -> Any:
     """`hydra.utils.instantiate(config)`, with a failure turned into one `ConfigError` line.
 
-    A `DataError` or `ConfigError` raised by the target already names its file or field and is
-    passed on as it is; any other failure is prefixed with `label` (e.g. "framework macd").
+    Keys the target (or a nested target) does not take are refused first (`check_target_keys`). A
+    `DataError` or `ConfigError` raised by the target already names its file or field and is
+    passed on as it is; any other failure is prefixed with `where`, the config's dotted path
+    (e.g. "frameworks.macd").
     """
+    if not isinstance(config, DictConfig):
+        raise ConfigError(f"{where}: expected a config with a _target_, got {config!r}")
+    check_target_keys(OmegaConf.to_container(config, resolve=True), where)
     try:
         return instantiate(config)
     except InstantiationException as error:
         cause = error.__cause__ or error
         if isinstance(cause, (DataError, ConfigError)):
             raise cause from None
-        raise ConfigError(f"{label}: {one_line(cause)}") from None
+        raise ConfigError(f"{where}: {one_line(cause)}") from None
 
 
 def config_hash(plain: dict) -> str:
-    """SHA-256 (first 16 hex digits) of a resolved config, keys sorted: the journal key."""
+    """SHA-256 (first 16 hex digits) of a resolved config, keys sorted (part of the journal key)."""
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def fingerprint_or_explain(framework: TradingFramework, where: str) -> str:
+    """`framework.fingerprint()`; a file it cannot read or a value that is not a string is one `ConfigError` line."""
+    try:
+        fingerprint = framework.fingerprint()
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{where}: cannot fingerprint: {one_line(error)}") from None
+    if not isinstance(fingerprint, str):
+        raise ConfigError(f"{where}: fingerprint() returned {type(fingerprint).__name__}, not a str")
+    return fingerprint
 
 
 def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig) -> list[FrameworkEntry]:
     """Instantiate every configured framework; a bad config stops with one line naming it.
 
-    The journal key of a framework hashes its run name and what its decisions may depend on:
+    A framework's config hash covers its run name and the configs its decisions may depend on:
     its own config and the `shared` inputs (the data config, the tool set), plus — for
-    stateful frameworks, which see their own fills — the execution config. Changing any of
-    these starts fresh decisions instead of reusing journaled ones.
+    stateful frameworks, which see their own fills — the execution config. The journal key adds
+    the framework's `fingerprint()` and the data itself (`market.decision_inputs`); changing
+    any of these starts fresh decisions instead of reusing journaled ones.
     """
     if not configs:
         raise ConfigError("no frameworks configured: choose a suite (+suite=NAME) or add "
                           "+framework@frameworks.NAME=NAME")
     entries = []
     for name, config in configs.items():
-        framework = instantiate_or_explain(config, f"framework {name}")
+        framework = instantiate_or_explain(config, f"frameworks.{name}")
         if not isinstance(framework, TradingFramework):
-            raise ConfigError(f"framework {name}: {config.get('_target_')} is not a TradingFramework")
+            raise ConfigError(f"frameworks.{name}: {config.get('_target_')} is not a TradingFramework")
         inputs = {"name": str(name), "framework": config, **shared}
         if framework.stateful:
             inputs["execution"] = execution
         plain = {key: OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig | ListConfig)
                  else node for key, node in inputs.items()}
-        entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain)))
+        entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain),
+                                      fingerprint=fingerprint_or_explain(framework, f"frameworks.{name}")))
     return entries

@@ -11,7 +11,7 @@ from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import assistant_message
 from llm_backends.tool_calls import ToolCall, parse_tool_calls
-from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
+from llm_backends.types import ChatResult, Conversation, SamplingParams, TokenRequest, TokenResult, ToolSchema
 from llm_backends.usage import UsageCounter, UsageTotals
 
 __all__ = [
@@ -20,6 +20,8 @@ __all__ = [
     "Conversation",
     "ResponseCache",
     "SamplingParams",
+    "TokenRequest",
+    "TokenResult",
     "ToolCall",
     "ToolSchema",
     "UsageCounter",

@@ -1,10 +1,14 @@
 """A disk cache of chat responses in SQLite (WAL mode).
 
-The key is the SHA-256 of the canonical JSON of (engine id, model, messages, tools, sampling
-parameters including the seed, occurrence). `occurrence` numbers identical requests inside one
-call (0, 1, 2, ...), so that n sampled rollouts of the same prompt stay n different answers
-when replayed. Each engine call commits its new rows in one transaction, so a killed run
-keeps every call that finished.
+The key is the SHA-256 of the canonical JSON of (engine fingerprint, messages, tools, sampling
+parameters, occurrence). The fingerprint names the weights, tokenizer and chat template that
+answer (`ChatEngine.fingerprint`), so two checkpoints never share entries whatever their folder
+names; the sampling parameters include the seed and grammar, except that greedy requests drop
+the seed (`SamplingParams.identity`). `occurrence` numbers identical requests inside one call
+(0, 1, 2, ...), so that n sampled rollouts of the same prompt stay n different answers when
+replayed. Each engine call commits its new rows in one transaction, so a killed run keeps
+every call that finished. What is never cached is decided by `ChatEngine`: unseeded sampled
+requests and results that carry an error.
 """
 
 from __future__ import annotations
@@ -31,25 +35,19 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def cache_key(
-    engine: str,
-    model: str,
-    conversation: Conversation,
-    tools: list[ToolSchema] | None,
-    params: SamplingParams,
-    occurrence: int = 0,
-) -> str:
-    """SHA-256 hex digest of the canonical JSON of everything that determines a response."""
-    payload = {
-        "engine": engine,
-        "model": model,
-        "messages": conversation,
-        "tools": tools or [],
-        "params": params.model_dump(mode="json"),
-        "occurrence": occurrence,
-    }
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+def request_identity(conversation: Conversation, tools: list[ToolSchema] | None, params: SamplingParams) -> str:
+    """SHA-256 hex digest of the canonical JSON of a request: messages, tools, `params.identity()`.
+
+    Raises TypeError when the messages or tools hold something JSON cannot represent.
+    """
+    payload = {"messages": conversation, "tools": tools or [], "params": params.identity()}
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def cache_key(fingerprint: str, identity: str, occurrence: int = 0) -> str:
+    """SHA-256 hex digest of (engine fingerprint, request identity, occurrence)."""
+    return hashlib.sha256(f"{fingerprint}\n{identity}\n{occurrence}".encode()).hexdigest()
 
 
 class ResponseCache:

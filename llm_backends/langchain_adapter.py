@@ -5,7 +5,10 @@
 `invalid_tool_calls` the blocks that did not parse, `usage_metadata` the token counts and
 `response_metadata` the model, finish reason, latency and cache flag. `bind_tools` accepts
 LangChain tools (`@tool`, `StructuredTool`), pydantic classes, functions and JSON schemas, so
-`with_structured_output` works too.
+`with_structured_output` works too. A call whose result carries an `error` (an HTTP engine's
+failed request) raises `LLMCallFailed` with that error, as `ChatOpenAI` raises the `openai`
+SDK's errors, so LangChain's `with_retry`/`with_fallbacks` and LangGraph see a failure, not an
+empty answer.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from pydantic import ConfigDict, Field
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import tool_names
 from llm_backends.types import ChatResult, SamplingParams
+
+
+class LLMCallFailed(RuntimeError):
+    """The engine answered this call with an error result; the message is the result's `error`."""
 
 
 def to_ai_message(result: ChatResult) -> AIMessage:
@@ -92,6 +99,8 @@ class EngineChatModel(BaseChatModel):
         params = self.params.model_copy(update={"stop": tuple(stop)}) if stop else self.params
         conversation = convert_to_openai_messages(messages)
         result = self.engine.generate_one(conversation, kwargs.get("tools"), params)
+        if result.error is not None:
+            raise LLMCallFailed(result.error)
         message = to_ai_message(result)
         return LCChatResult(generations=[ChatGeneration(message=message)], llm_output={"model_name": result.model})
 

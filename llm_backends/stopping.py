@@ -1,31 +1,30 @@
 """Stop strings matched in the generated text only (OpenAI and vLLM semantics).
 
-transformers' own `stop_strings` match the token stream including the prompt, so a stop
-string such as "\\n\\n" fires at once when the prompt ends with "\\n". This criterion decodes
-only the tail of each row's generated tokens: the last `window` tokens, where `window` is the
-longest stop string's length in characters plus a margin (every token decodes to at least
-one character or to a partial byte that the next token completes).
+A row stops at the step where its generated text first contains a stop string; the prompt is
+never searched (a stop string such as "\\n\\n" must not fire because the prompt ends with
+"\\n"). Each step decodes only the tail of the row's generated tokens: the last `window`
+tokens, where `window` is the longest stop string's length in characters plus a margin (every
+token decodes to at least one character or to a partial byte that the next token completes).
+The returned text is cut before the earliest stop string.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import torch
-from transformers import StoppingCriteria
+
+def stop_window(stop: tuple[str, ...]) -> int:
+    """Tokens to decode at each step: longest stop string in characters + 4."""
+    return max(len(s) for s in stop) + 4
 
 
-class GeneratedStopStrings(StoppingCriteria):
-    """True for rows whose generated text (after `prompt_length` tokens) contains a stop string."""
+def hits_stop(tokenizer: Any, generated: list[int], stop: tuple[str, ...]) -> bool:
+    """True when the decoded tail of `generated` contains one of `stop`."""
+    tail = tokenizer.decode(generated[-stop_window(stop):], skip_special_tokens=True)
+    return any(s in tail for s in stop)
 
-    def __init__(self, tokenizer: Any, stop: tuple[str, ...], prompt_length: int) -> None:
-        self.tokenizer = tokenizer
-        self.stop = stop
-        self.prompt_length = prompt_length
-        self.window = max(len(s) for s in stop) + 4
 
-    def __call__(self, input_ids: torch.LongTensor, scores: Any = None, **kwargs: Any) -> torch.BoolTensor:
-        generated = input_ids[:, self.prompt_length:]
-        tails = self.tokenizer.batch_decode(generated[:, -self.window:].tolist(), skip_special_tokens=True)
-        done = [any(s in tail for s in self.stop) for tail in tails]
-        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    """`text` cut before the earliest stop string, and whether one was found."""
+    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)

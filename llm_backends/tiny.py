@@ -135,6 +135,7 @@ def tiny_engine(
     device: str = "cpu",
     max_batch_tokens: int = 262_144,
     max_batch_size: int = 256,
+    kv_cache_mb: float = 1024,
     cache: bool = False,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
@@ -147,6 +148,6 @@ def tiny_engine(
     )
     return transformers_engine(
         str(ensure_tiny(spec)), f"tiny-qwen2-{spec.digest()}", device=device, dtype="float32",
-        max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, cache=cache,
+        max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=cache,
         cache_path=cache_path, batch_wait_ms=batch_wait_ms,
     )

@@ -1,30 +1,45 @@
-"""Local generation with Hugging Face transformers: batched, left-padded, chat-templated.
+"""Local generation with Hugging Face transformers: token requests in and out, chat on top.
 
-Prompts are rendered with the tokenizer's chat template (tool schemas passed as `tools`),
-grouped into batches under a KV-cache token budget (see `batching`), left-padded so every row
-ends at the generation prompt, and decoded with one `model.generate` call per batch. On GPU
-the model runs in bfloat16 by default, on CPU in float32.
+`generate_tokens` takes `TokenRequest`s (prompt ids, sampling parameters, optional grammar,
+log-probabilities, cancellation and a token callback) and returns the sampled ids exactly as
+sampled; the decode loop (`decoding`) batches rows with different parameters, seeds and
+grammars under a KV-cache token budget and reuses prompt prefixes from an engine-wide KV store
+(`kv_store`, `kv_cache_mb` of memory; 0 turns it off). The chat path renders each conversation
+with the tokenizer's chat template (its own tools per conversation) to ids and goes through
+the same machinery, then parses tool calls from the text.
+
+The store's keys and values are valid only for the weights that computed them: the engine
+drops them when any parameter changes in place (torch's version counters), and
+`clear_kv_cache()` drops them explicitly. An engine built with `live_weights=True` (a policy
+being trained) refuses the response cache, and its fingerprint is recomputed from the state
+dict when the weights change. On GPU the model runs in bfloat16 by default, on CPU in float32.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, PreTrainedModel, StoppingCriteriaList
+from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
+from transformers.cache_utils import DynamicLayer
 
-from llm_backends.batching import plan_batches
 from llm_backends.cache import ResponseCache, open_cache
 from llm_backends.chat_template import template_supports_tools
-from llm_backends.engine import ChatEngine
+from llm_backends.decoding import DecodeTotals, Decoder
+from llm_backends.engine import ChatEngine, ChatRow
+from llm_backends.fingerprint import folder_digest, state_dict_digest, tokenizer_digest
+from llm_backends.grammar import GrammarCompiler
+from llm_backends.kv_store import PrefixKVStore
 from llm_backends.messages import for_template
 from llm_backends.microbatch import with_microbatching
-from llm_backends.stopping import GeneratedStopStrings
 from llm_backends.tool_calls import parse_tool_calls
-from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
+from llm_backends.types import ChatResult, Conversation, TokenRequest, TokenResult, ToolSchema
 
 
 def resolve_device(device: str) -> torch.device:
@@ -44,36 +59,36 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return value
 
 
-def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
-    """`text` cut before the earliest stop string, and whether one was found."""
-    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
+def reuse_supported(model: PreTrainedModel) -> bool:
+    """True when every layer of the model's cache is a plain full-attention `DynamicLayer`
+    (sliding-window and linear-attention layers cannot take prefixes laid out with holes)."""
+    return all(type(layer) is DynamicLayer for layer in DynamicCache(config=model.config).layers)
 
 
-def completion_length(row: list[int], eos_ids: set[int], pad_id: int | None) -> int:
-    """Generated tokens of one row: up to and including its first end-of-sequence token, or up to
-    (excluding) the first pad token that fills a row stopped by a stop string; all if neither.
-    When pad and end-of-sequence share an id, the token counts as end-of-sequence."""
-    for i, token in enumerate(row):
-        if token in eos_ids:
-            return i + 1
-        if token == pad_id:
-            return i
-    return len(row)
-
-
-def generation_config(params: SamplingParams, pad_id: int, eos_ids: list[int]) -> GenerationConfig:
-    """A full GenerationConfig from our parameters alone (model defaults such as top_k are not merged)."""
-    sampling: dict[str, Any] = (
-        {"do_sample": False}
-        if params.greedy
-        else {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
-    )
-    return GenerationConfig(max_new_tokens=params.max_new_tokens, pad_token_id=pad_id, eos_token_id=eos_ids, **sampling)
+def validate_token_requests(requests: list[TokenRequest], vocab_size: int) -> None:
+    """Raise ValueError naming the first request whose prompt is not a non-empty list of token ids."""
+    if not isinstance(requests, list):
+        raise ValueError(f"requests must be a list of TokenRequest, got {type(requests).__name__}")
+    for i, request in enumerate(requests):
+        if not isinstance(request, TokenRequest):
+            raise ValueError(f"request {i}: expected a TokenRequest, got {type(request).__name__}")
+        ids = request.prompt_ids
+        if not isinstance(ids, list) or not ids:
+            raise ValueError(f"request {i}: prompt_ids must be a non-empty list of token ids")
+        bad = next((k for k, t in enumerate(ids) if not isinstance(t, int) or not 0 <= t < vocab_size), None)
+        if bad is not None:
+            raise ValueError(f"request {i}: prompt_ids[{bad}] = {ids[bad]!r} is not a token id of this model (0..{vocab_size - 1})")
 
 
 class TransformersEngine(ChatEngine):
-    """A causal LM and its tokenizer, served in batches under a token budget."""
+    """A causal LM and its tokenizer, served in batches under a token budget, with prefix reuse.
+
+    `weights_path` (the checkpoint folder) lets the fingerprint digest the weight files instead
+    of the state dict. `live_weights=True` declares weights that change in place (training):
+    the response cache is then refused. `kv_cache_mb` is the prefix store's budget in MiB. The
+    model runs in eval mode while it generates and gets its own mode back afterwards, so a
+    trainer can share it.
+    """
 
     engine_id = "transformers"
 
@@ -85,10 +100,16 @@ class TransformersEngine(ChatEngine):
         *,
         max_batch_tokens: int = 262_144,
         max_batch_size: int = 256,
+        kv_cache_mb: float = 1024,
+        prefill_chunk_tokens: int = 2048,
         cache: ResponseCache | None = None,
+        weights_path: str | Path | None = None,
+        live_weights: bool = False,
     ) -> None:
+        if live_weights and cache is not None:
+            raise ValueError(f"model {name!r}: an engine whose weights change in place (live_weights) cannot use the response cache")
         super().__init__(cache)
-        self.hf_model = model.eval()
+        self.hf_model = model
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -96,14 +117,33 @@ class TransformersEngine(ChatEngine):
         self.model = name
         self.max_batch_tokens = max_batch_tokens
         self.max_batch_size = max_batch_size
+        self.weights_path = Path(weights_path) if weights_path is not None else None
+        self.live_weights = live_weights
         self.eos_ids = self._eos_ids()
+        self.vocab_size = model.get_output_embeddings().weight.shape[0]
+        self.kv_store = PrefixKVStore(int(kv_cache_mb * 2**20)) if kv_cache_mb > 0 and reuse_supported(model) else None
+        self.grammars = GrammarCompiler(tokenizer, self.vocab_size, self.eos_ids)
+        self._decoder = Decoder(
+            model, tokenizer, self.eos_ids, self.grammars, self.kv_store,
+            max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, prefill_chunk_tokens=prefill_chunk_tokens,
+        )
         self._lock = threading.Lock()
+        self._weights_version = self._loaded_version = self._parameter_versions()
+        self._fingerprint: tuple[int, str] | None = None
+
+    def __repr__(self) -> str:
+        cache = "off (weights change in place)" if self.live_weights else repr(self.cache)
+        return f"TransformersEngine(model={self.model!r}, device={self.device}, kv_store={self.kv_store!r}, cache={cache})"
 
     def _eos_ids(self) -> list[int]:
         """End-of-turn ids from the model's generation config and the tokenizer."""
         configured = self.hf_model.generation_config.eos_token_id
         ids = set(configured if isinstance(configured, list) else [configured]) | {self.tokenizer.eos_token_id}
         return sorted(i for i in ids if i is not None)
+
+    def _parameter_versions(self) -> int:
+        """Sum of the parameters' in-place version counters: it changes whenever a weight is modified."""
+        return sum(p._version for p in self.hf_model.parameters())
 
     @property
     def device(self) -> torch.device:
@@ -118,52 +158,69 @@ class TransformersEngine(ChatEngine):
             for_template(conversation), tools=tools or None, add_generation_prompt=True, tokenize=False
         )
 
-    def _generate(
-        self,
-        conversations: list[Conversation],
-        tools: list[ToolSchema] | None,
-        params: SamplingParams,
-    ) -> list[ChatResult]:
-        prompts = [self.render(c, tools) for c in conversations]
-        encoded = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        batches = plan_batches([len(ids) for ids in encoded], params.max_new_tokens, self.max_batch_tokens, self.max_batch_size)
-        results: list[ChatResult | None] = [None] * len(prompts)
+    def render_ids(self, conversation: Conversation, tools: list[ToolSchema] | None = None) -> list[int]:
+        """The prompt token ids for one conversation (`render`, tokenised without extra special tokens)."""
+        return self.tokenizer(self.render(conversation, tools), add_special_tokens=False)["input_ids"]
+
+    def fingerprint(self) -> str:
+        """16 hex digits over the weights, dtype, tokenizer and chat template.
+
+        The weights are named by their files while they are as loaded from `weights_path`, by
+        the state dict otherwise (no path, live weights, or parameters modified since loading).
+        """
+        version = self._parameter_versions()
+        if self._fingerprint is None or self._fingerprint[0] != version:
+            as_loaded = self.weights_path is not None and not self.live_weights and version == self._loaded_version
+            weights = folder_digest(self.weights_path) if as_loaded else state_dict_digest(self.hf_model)
+            payload = [self.engine_id, weights, str(self.hf_model.dtype), tokenizer_digest(self.tokenizer)]
+            self._fingerprint = (version, hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:16])
+        return self._fingerprint[1]
+
+    def decode_totals(self) -> DecodeTotals:
+        """A copy of the decoder's running prefill/decode times and token counts."""
         with self._lock:
-            if params.seed is not None:
-                torch.manual_seed(params.seed)
-            for batch in batches:
-                for i, result in zip(batch, self._generate_batch([encoded[i] for i in batch], params)):
-                    results[i] = result
-        return [r for r in results if r is not None]
+            return replace(self._decoder.totals)
 
-    def _generate_batch(self, input_ids: list[list[int]], params: SamplingParams) -> list[ChatResult]:
-        """One left-padded `model.generate` call; latency is the batch's wall time."""
+    def clear_kv_cache(self) -> None:
+        """Drop every stored prefix (call after a weight update; in-place updates are also detected)."""
+        with self._lock:
+            if self.kv_store is not None:
+                self.kv_store.clear()
+
+    def generate_tokens(self, requests: list[TokenRequest]) -> list[TokenResult]:
+        """One `TokenResult` per request, in order; counted in `usage` (never cached)."""
+        validate_token_requests(requests, self.vocab_size)
         start = time.perf_counter()
-        enc = self.tokenizer.pad({"input_ids": input_ids}, return_tensors="pt").to(self.device)
-        prompt_length = enc["input_ids"].shape[1]
-        stops = [GeneratedStopStrings(self.tokenizer, params.stop, prompt_length)] if params.stop else []
-        config = generation_config(params, self.tokenizer.pad_token_id, self.eos_ids)
-        with torch.inference_mode():
-            out = self.hf_model.generate(**enc, generation_config=config, stopping_criteria=StoppingCriteriaList(stops))
-        generated = out[:, prompt_length:].tolist()
-        eos = set(self.eos_ids)
-        lengths = [completion_length(row, eos, self.tokenizer.pad_token_id) for row in generated]
-        texts = self.tokenizer.batch_decode([row[:n] for row, n in zip(generated, lengths)], skip_special_tokens=True)
-        latency = time.perf_counter() - start
-        return [
-            self._result(text, n, row, len(ids), params, latency)
-            for text, n, row, ids in zip(texts, lengths, generated, input_ids)
-        ]
+        results = self._run_tokens(requests)
+        self.usage.add(results, time.perf_counter() - start)
+        return results
 
-    def _result(self, text: str, n: int, row: list[int], prompt_tokens: int, params: SamplingParams, latency: float) -> ChatResult:
-        """Assemble one result: stop-string truncation, tool-call parsing, finish reason."""
-        text, stopped = truncate_at_stop(text, params.stop)
-        calls, failures = parse_tool_calls(text)
-        ended = stopped or (n > 0 and row[n - 1] in self.eos_ids)
-        finish = "tool_calls" if calls else ("stop" if ended or n < params.max_new_tokens else "length")
+    def _run_tokens(self, requests: list[TokenRequest]) -> list[TokenResult]:
+        if not requests:
+            return []
+        with self._lock:
+            version = self._parameter_versions()
+            if version != self._weights_version and self.kv_store is not None:
+                self.kv_store.clear()
+            self._weights_version = version
+            training = self.hf_model.training
+            self.hf_model.eval()
+            try:
+                return self._decoder.run(requests)
+            finally:
+                self.hf_model.train(training)
+
+    def _generate_rows(self, rows: list[ChatRow]) -> list[ChatResult]:
+        requests = [TokenRequest(self.render_ids(row.conversation, row.tools), row.params) for row in rows]
+        return [self.chat_result(result) for result in self._run_tokens(requests)]
+
+    def chat_result(self, result: TokenResult) -> ChatResult:
+        """A chat result from a token result: tool calls parsed from the text."""
+        calls, failures = parse_tool_calls(result.text)
         return ChatResult(
-            text=text, tool_calls=calls, parse_failures=failures, prompt_tokens=prompt_tokens,
-            completion_tokens=n, latency_s=latency, finish_reason=finish, model=self.model,
+            text=result.text, tool_calls=calls, parse_failures=failures, prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, reused_prompt_tokens=result.reused_prompt_tokens,
+            latency_s=result.latency_s, finish_reason="tool_calls" if calls else result.finish_reason, model=self.model,
         )
 
 
@@ -181,14 +238,17 @@ def transformers_engine(
     dtype: str = "auto",
     max_batch_tokens: int = 262_144,
     max_batch_size: int = 256,
+    kv_cache_mb: float = 1024,
     cache: bool = True,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
+    knowledge_cutoff: str | None = None,
 ) -> ChatEngine:
     """Hydra factory: an engine over a local transformers checkpoint folder."""
     model, tokenizer = load_pretrained(path, device, dtype)
     engine = TransformersEngine(
         model, tokenizer, name or Path(path).name, max_batch_tokens=max_batch_tokens,
-        max_batch_size=max_batch_size, cache=open_cache(cache, cache_path),
+        max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=open_cache(cache, cache_path), weights_path=path,
     )
+    engine.knowledge_cutoff = knowledge_cutoff
     return with_microbatching(engine, batch_wait_ms)

@@ -1,12 +1,17 @@
-"""The data every engine speaks: sampling parameters, parsed tool calls and chat results.
+"""The data every engine speaks: sampling parameters, chat results, and token requests/results.
 
 Conversations are lists of OpenAI-style message dicts (`role`, `content`, and for assistant
 turns optionally `tool_calls`; for tool turns `tool_call_id`). Tool definitions are OpenAI
 function schemas: `{"type": "function", "function": {"name", "description", "parameters"}}`.
+Local engines also take token requests (`TokenRequest` in, `TokenResult` out): prompt ids in,
+the sampled ids out, never re-tokenised.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,9 +26,13 @@ ToolSchema = dict[str, Any]
 class SamplingParams(BaseModel):
     """How to sample one completion.
 
-    `temperature` 0 means greedy decoding (the paper's evaluation setting). `stop` strings end
-    the completion and are not part of the returned text (OpenAI semantics). `seed` makes
-    sampling reproducible for the same call on the same engine; it is part of the cache key.
+    `temperature` 0 means greedy decoding (the paper's evaluation setting); greedy decoding
+    ignores `seed`. `stop` strings end the completion when they appear in the generated text
+    and are not part of the returned text (OpenAI semantics). With sampling, `seed` makes a
+    row's sample reproducible whatever else shares its batch (local engines give each row its
+    own generator); an unseeded sampled request draws fresh randomness on every call and is
+    never served from or stored in the response cache. `grammar` constrains decoding on local
+    engines to a grammar in llguidance's Lark dialect (see `llm_backends.grammar`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -32,7 +41,8 @@ class SamplingParams(BaseModel):
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     max_new_tokens: int = Field(256, gt=0)
     stop: tuple[str, ...] = ()
-    seed: int | None = 0
+    seed: int | None = None
+    grammar: str | None = None
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -48,6 +58,18 @@ class SamplingParams(BaseModel):
         """True when decoding is deterministic argmax (temperature 0)."""
         return self.temperature == 0.0
 
+    @property
+    def reproducible(self) -> bool:
+        """True when the same request gives the same answer: greedy, or sampled with a seed."""
+        return self.greedy or self.seed is not None
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that determine an answer, for cache keys: the seed is dropped when greedy."""
+        fields = self.model_dump(mode="json")
+        if self.greedy:
+            fields["seed"] = None
+        return fields
+
 
 class ChatResult(BaseModel):
     """One completion of one conversation.
@@ -56,7 +78,9 @@ class ChatResult(BaseModel):
     `<tool_call>{json}</tool_call>` blocks, whatever the engine); `tool_calls` are the blocks
     that parsed, `parse_failures` one line per block that did not. `latency_s` is the wall
     time of the engine call that produced it (a whole batch for local engines); `cached` is
-    True when it was replayed from the response cache.
+    True when it was replayed from the response cache. `error` is set, and `text` empty, when
+    this conversation failed (an HTTP engine names the URL, status and server message); the
+    other conversations of the same call are unaffected.
     """
 
     text: str
@@ -64,10 +88,13 @@ class ChatResult(BaseModel):
     parse_failures: list[str] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reused_prompt_tokens: int = 0
+    """Prompt tokens whose keys and values came from the engine's prefix KV store (not recomputed)."""
     latency_s: float = 0.0
     finish_reason: str = "stop"
     model: str = ""
     cached: bool = False
+    error: str | None = None
 
     @property
     def content(self) -> str:
@@ -84,6 +111,55 @@ class ChatResult(BaseModel):
             "model": self.model,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "reused_prompt_tokens": self.reused_prompt_tokens,
             "latency_s": self.latency_s,
             "cached": self.cached,
         }
+
+
+@dataclass(frozen=True)
+class TokenRequest:
+    """One completion asked of a local engine in token ids.
+
+    `prompt_ids` is the whole sequence so far: a rendered prompt (`engine.render_ids`), plus,
+    for a continuing episode, its earlier sampled ids and tool-result fragments tokenised
+    once. `params.grammar` constrains decoding. `return_logprobs` asks for the log-probability
+    of every sampled token. `cancel`, checked before every decoding step, ends the row with
+    finish_reason "cancelled"; `on_tokens` receives the row's new token ids as they are
+    sampled (one call per step; an exception in it cancels the row).
+    """
+
+    prompt_ids: list[int]
+    params: SamplingParams = field(default_factory=SamplingParams)
+    return_logprobs: bool = False
+    cancel: threading.Event | None = None
+    on_tokens: Callable[[list[int]], None] | None = None
+
+
+@dataclass
+class TokenResult:
+    """The completion of one `TokenRequest`.
+
+    `completion_ids` are exactly the sampled ids, including the end-of-sequence or stop token
+    that ended the row. `logprobs` (when asked) holds, per completion token, its log-probability
+    under the model at the request's temperature, log_softmax(logits / T) (T = 1 when greedy),
+    before top-p and the grammar mask: the quantity a trainer recomputes from the weights.
+    `text` is the completion decoded without special tokens and cut before a stop string.
+    `finish_reason`: "stop" (end-of-sequence token or stop string), "length", "cancelled" or
+    "grammar_error". `reused_prompt_tokens` of the `prompt_tokens` came from the prefix KV
+    store. `latency_s` is the wall time from the start of the engine call to the end of the
+    batch that produced this row.
+    """
+
+    completion_ids: list[int]
+    text: str
+    finish_reason: str
+    prompt_tokens: int
+    reused_prompt_tokens: int = 0
+    logprobs: list[float] | None = None
+    latency_s: float = 0.0
+
+    @property
+    def completion_tokens(self) -> int:
+        """len(completion_ids)."""
+        return len(self.completion_ids)

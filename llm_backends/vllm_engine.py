@@ -1,21 +1,27 @@
 """vLLM's offline engine, an optional extra: `pip install 'tradeduel[vllm]'` on a CUDA machine.
 
-vLLM is imported only when an engine is built, so nothing else needs it installed. All
-conversations of a call go to `LLM.chat` at once and vLLM schedules them (continuous
-batching, paged KV cache); tool calls are parsed from the text like the transformers engine.
+vLLM is imported only when an engine is built, so nothing else needs it installed. The
+conversations of a call that share tools go to `LLM.chat` at once, each with its own sampling
+parameters, and vLLM schedules them (continuous batching, paged KV cache, automatic prefix
+caching); tool calls are parsed from the text like the transformers engine. A request's
+`grammar` (llguidance's Lark dialect) goes to vLLM's structured outputs
+(`StructuredOutputsParams(grammar=...)`, vLLM >= 0.12); build the engine with
+`structured_outputs_config: {backend: guidance}` so that vLLM compiles it with llguidance too.
+This path has not been run here (no vLLM on the development machines).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import time
 from typing import Any
 
 from llm_backends.cache import ResponseCache, open_cache
-from llm_backends.engine import ChatEngine
+from llm_backends.engine import ChatEngine, ChatRow, run_grouped
 from llm_backends.messages import for_template
 from llm_backends.tool_calls import parse_tool_calls
-from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
+from llm_backends.types import ChatResult, SamplingParams
 
 INSTALL_HINT = "vLLM is not installed; on a CUDA machine run: pip install 'tradeduel[vllm]'"
 
@@ -40,20 +46,23 @@ class VLLMEngine(ChatEngine):
         self.llm = self._vllm.LLM(model=model, **engine_args)
 
     def _sampling(self, params: SamplingParams) -> Any:
+        structured = None
+        if params.grammar is not None:
+            structured = importlib.import_module("vllm.sampling_params").StructuredOutputsParams(grammar=params.grammar)
         return self._vllm.SamplingParams(
             temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_new_tokens,
-            stop=list(params.stop) or None, seed=params.seed,
+            stop=list(params.stop) or None, seed=params.seed, structured_outputs=structured,
         )
 
-    def _generate(
-        self,
-        conversations: list[Conversation],
-        tools: list[ToolSchema] | None,
-        params: SamplingParams,
-    ) -> list[ChatResult]:
+    def _generate_rows(self, rows: list[ChatRow]) -> list[ChatResult]:
+        """One `LLM.chat` call per tool set (vLLM takes one tool list per call), parameters per row."""
+        return run_grouped(rows, lambda row: json.dumps(row.tools or [], sort_keys=True), self._chat)
+
+    def _chat(self, rows: list[ChatRow]) -> list[ChatResult]:
         start = time.perf_counter()
         outputs = self.llm.chat(
-            [for_template(c) for c in conversations], self._sampling(params), tools=tools or None, use_tqdm=False
+            [for_template(r.conversation) for r in rows], [self._sampling(r.params) for r in rows],
+            tools=rows[0].tools or None, use_tqdm=False,
         )
         latency = time.perf_counter() - start
         results = []
@@ -69,7 +78,10 @@ class VLLMEngine(ChatEngine):
         return results
 
 
-def vllm_engine(model: str, cache: bool = True, cache_path: str | None = None, **engine_args: Any) -> VLLMEngine:
+def vllm_engine(model: str, cache: bool = True, cache_path: str | None = None, knowledge_cutoff: str | None = None,
+                **engine_args: Any) -> VLLMEngine:
     """Hydra factory: vLLM offline engine; extra keys (tensor_parallel_size, dtype, ...) go to `vllm.LLM`."""
     import_vllm()
-    return VLLMEngine(model, cache=open_cache(cache, cache_path), **engine_args)
+    engine = VLLMEngine(model, cache=open_cache(cache, cache_path), **engine_args)
+    engine.knowledge_cutoff = knowledge_cutoff
+    return engine

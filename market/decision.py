@@ -45,6 +45,8 @@ class LLMCallRecord(BaseModel):
     model: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reused_prompt_tokens: int = 0
+    """Prompt tokens a local engine took from its prefix KV store instead of recomputing them."""
     latency_s: float = 0.0
     cached: bool = False
 

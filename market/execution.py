@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from market.decision import Action, Decision
 from market.errors import ConfigError
@@ -33,6 +33,8 @@ from market.portfolio import PortfolioState
 
 class ExecutionConfig(BaseModel):
     """Execution rules; defaults are the AlphaQuanter paper's."""
+
+    model_config = ConfigDict(extra="forbid")
 
     fill: Literal["next_open", "next_close"] = "next_open"
     mode: Literal["discrete", "target"] = "discrete"

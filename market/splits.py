@@ -8,7 +8,9 @@ label looks 8 bars ahead) never reach into the next window.
 from __future__ import annotations
 
 import pandas as pd
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Field, model_validator
+
+from market.errors import ConfigError
 
 
 class Window(BaseModel):
@@ -17,7 +19,7 @@ class Window(BaseModel):
     start: pd.Timestamp
     end: pd.Timestamp
 
-    model_config = {"arbitrary_types_allowed": True}
+    model_config = {"arbitrary_types_allowed": True, "extra": "forbid"}
 
     @model_validator(mode="before")
     @classmethod
@@ -37,19 +39,25 @@ class Splits(BaseModel):
     train: Window
     valid: Window
     test: Window
-    gap_bars: int = 0
+    gap_bars: int = Field(0, ge=0)
 
-    def check(self, calendar: pd.DatetimeIndex) -> "Splits":
-        """Raise if windows overlap or are closer than `gap_bars` bars on `calendar`."""
+    model_config = {"extra": "forbid"}
+
+    def check(self, calendar: pd.DatetimeIndex, origin: str = "calendar") -> "Splits":
+        """Raise if windows overlap or are closer than `gap_bars` bars on `calendar`; a gap
+        error names `origin` (the file the calendar comes from) and the span it covers."""
         pairs = (("train", self.train, "valid", self.valid), ("valid", self.valid, "test", self.test))
         for first_name, first, second_name, second in pairs:
             if second.start <= first.end:
-                raise ValueError(f"{second_name} window starts {second.start.date()}, "
+                raise ConfigError(f"{second_name} window starts {second.start.date()}, "
                                  f"not after {first_name} ends {first.end.date()}")
             between = ((calendar > first.end) & (calendar < second.start)).sum()
             if between < self.gap_bars:
-                raise ValueError(f"only {between} bars between {first_name} (ends {first.end.date()}) and "
-                                 f"{second_name} (starts {second.start.date()}); the gap is {self.gap_bars}")
+                count = "1 bar" if len(calendar) == 1 else f"{len(calendar)} bars"
+                span = f"{calendar[0].date()} .. {calendar[-1].date()}" if len(calendar) else "no dates"
+                raise ConfigError(f"{origin} ({count}, {span}): only {between} bars between "
+                                  f"{first_name} (ends {first.end.date()}) and {second_name} "
+                                  f"(starts {second.start.date()}); the split needs a gap of {self.gap_bars}")
         return self
 
 

@@ -26,7 +26,7 @@ def validate_bars(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
     `frame` is indexed by date with the columns of `BAR_COLUMNS`, one row per data row of its
     source (row numbers in messages are 1-based, header excluded). Checks, in order: missing
     columns, empty file, unparseable or missing dates, unsorted or duplicate dates, NaN or
-    non-positive prices, negative volume, high < low, open/close outside [low, high].
+    infinite values, non-positive prices, negative volume, high < low, open/close outside [low, high].
     """
     require_columns(frame.columns, origin)
     if frame.empty:
@@ -45,10 +45,11 @@ def validate_bars(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
                         f"{dates[i - 1].date()} (dates must be sorted ascending)")
     for column in BAR_COLUMNS:
         values = frame[column].to_numpy(dtype=float)
-        bad = np.isnan(values) | (values <= 0 if column != "volume" else values < 0)
+        bad = ~np.isfinite(values) | (values <= 0 if column != "volume" else values < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            what = "NaN" if np.isnan(values[i]) else ("non-positive" if column != "volume" else "negative")
+            what = ("NaN" if np.isnan(values[i]) else "infinite" if np.isinf(values[i])
+                    else "non-positive" if column != "volume" else "negative")
             raise DataError(f"{origin}: row {i + 1} ({dates[i].date()}): {what} {column} ({values[i]})")
     checks = (
         (frame["high"] < frame["low"], "high < low"),

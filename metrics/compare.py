@@ -3,11 +3,15 @@
     python -m metrics.compare RUN_A RUN_B [--limit 20] [--tolerance 1e-9]
 
 Prints (B relative to A): the resolved config values (``config.yaml``) and the
-``run.json`` facts that differ (wall time left out), the
-episodes present in one run only, the ``metrics.csv`` rows whose metrics moved by more than
-``tolerance`` with A, B and B - A, and the decisions (same framework, ticker, seed, date)
-whose action or target differ. Exit code 0 when nothing changed, 1 when something did, 2 on
-bad input.
+``run.json`` facts that differ (how the results were obtained — wall time, decisions made or
+reused from the journal — left out), the episodes present in one run only, the
+``metrics.csv`` rows whose metrics moved by more than ``tolerance`` with A, B and B - A, and
+the decisions (same framework, ticker, seed, date) whose action or target differ.
+
+Exit code 0 when the results are the same (episodes, metrics, decisions), 1 when they differ,
+2 on bad input; config and fact differences are shown as context only, so a resumed run
+compares equal to an uninterrupted one, and so does a run that differs only in, say,
+``progress``.
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ from market.runner import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS
 from metrics.rundir import Run, load_run
 
-IGNORED_FACTS = ("wall_s",)
+HOW_OBTAINED = ("wall_s", "decisions_made", "decisions_reused")
+"""``run.json`` facts about how the results were obtained, not what they are."""
 
 
 def fact_differences(a: Run, b: Run) -> dict[str, tuple[object, object]]:
     """``run.json`` keys whose values differ: {key: (A, B)}; missing keys read as None."""
-    keys = [k for k in dict.fromkeys([*a.info, *b.info]) if k not in IGNORED_FACTS]
+    keys = [k for k in dict.fromkeys([*a.info, *b.info]) if k not in HOW_OBTAINED]
     return {k: (a.info.get(k), b.info.get(k)) for k in keys if a.info.get(k) != b.info.get(k)}
 
 
@@ -92,7 +97,7 @@ def decision_differences(a: pd.DataFrame, b: pd.DataFrame) -> tuple[int, pd.Data
 
 
 def compare_runs(a: Run, b: Run, limit: int = 20, tolerance: float = 1e-9) -> tuple[str, bool]:
-    """The printed comparison of run B against run A, and whether anything changed."""
+    """The printed comparison of run B against run A, and whether the results differ."""
     lines = [f"A: {a.path}", f"B: {b.path}", ""]
     config = config_differences(a, b)
     lines.append(f"config values that differ: {len(config)}")
@@ -114,8 +119,11 @@ def compare_runs(a: Run, b: Run, limit: int = 20, tolerance: float = 1e-9) -> tu
     lines.append(f"decisions compared: {compared}; different: {len(decisions)}")
     if len(decisions):
         lines.append(decisions.head(limit).to_string(index=False))
-    changed = bool(config) or bool(facts) or len(only_a) + len(only_b) + len(deltas) + len(decisions) > 0
-    lines.append("" if changed else "no change")
+    changed = len(only_a) + len(only_b) + len(deltas) + len(decisions) > 0
+    if changed:
+        lines.append("results differ")
+    else:
+        lines.append("same results" + (" (config or run facts differ)" if config or facts else "; no change"))
     return "\n".join(lines).rstrip() + "\n", changed
 
 

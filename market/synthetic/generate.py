@@ -6,6 +6,7 @@ channel's knobs never changes the prices, and the same seed always gives the sam
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -52,3 +53,7 @@ def generate_market(**knobs: Any) -> MarketData:
     }
     return MarketData(bars=bars, records=records,
                       origin={t: origin for t in spec.tickers})
+
+
+# The knobs are `SyntheticKnobs`' fields; config key checks (market.config_keys) and help() read this.
+generate_market.__signature__ = inspect.signature(SyntheticKnobs).replace(return_annotation=MarketData)

@@ -1,5 +1,5 @@
 """Plugins: an out-of-tree package installed with pip runs through run_benchmark.py; the
-README's example framework runs too."""
+README's example framework runs too, and a misspelt parameter of it is refused."""
 
 from __future__ import annotations
 
@@ -37,3 +37,8 @@ def test_readme_plugin_installed_with_pip_runs_through_run_benchmark(tmp_path, r
     assert {"BUY", "SELL"} <= set(actions)
     resolved = (out / ".hydra" / "config.yaml").read_text()
     assert "td_momentum.momentum.Momentum" in resolved and "lookback: 10" in resolved
+
+    typo = run_cli("+suite=smoke", "+framework@frameworks.momentum=momentum", "+frameworks.momentum.lookbak=10",
+                   f"hydra.run.dir={tmp_path / 'typo'}", extra_path=site, check=False)
+    assert typo.returncode == 2
+    assert typo.stderr == "error: frameworks.momentum: unknown key 'lookbak' (did you mean 'lookback'?)\n"

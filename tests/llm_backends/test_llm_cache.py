@@ -1,28 +1,37 @@
 import sqlite3
 
-from llm_backends.cache import ResponseCache, cache_key, open_cache
-from llm_backends.engine import occurrences
+from llm_backends.cache import ResponseCache, cache_key, open_cache, request_identity
+from llm_backends.engine import occurrences, repeat_seed
 from llm_backends.types import ChatResult, SamplingParams
 
 CONV = [{"role": "user", "content": "hi"}]
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 
 
+def key(fingerprint="f", conversation=CONV, tools=None, params=SamplingParams(), occurrence=0):
+    return cache_key(fingerprint, request_identity(conversation, tools, params), occurrence)
+
+
 def test_key_depends_on_every_component():
-    base = cache_key("e", "m", CONV, None, SamplingParams())
+    base = key()
     variants = [
-        cache_key("e2", "m", CONV, None, SamplingParams()),
-        cache_key("e", "m2", CONV, None, SamplingParams()),
-        cache_key("e", "m", [{"role": "user", "content": "hi!"}], None, SamplingParams()),
-        cache_key("e", "m", CONV, TOOLS, SamplingParams()),
-        cache_key("e", "m", CONV, None, SamplingParams(seed=1)),
-        cache_key("e", "m", CONV, None, SamplingParams(temperature=0.7)),
-        cache_key("e", "m", CONV, None, SamplingParams(max_new_tokens=3)),
-        cache_key("e", "m", CONV, None, SamplingParams(stop=["x"])),
-        cache_key("e", "m", CONV, None, SamplingParams(), occurrence=1),
+        key(fingerprint="g"),
+        key(conversation=[{"role": "user", "content": "hi!"}]),
+        key(tools=TOOLS),
+        key(params=SamplingParams(temperature=0.7)),
+        key(params=SamplingParams(temperature=0.7, seed=1)),
+        key(params=SamplingParams(max_new_tokens=3)),
+        key(params=SamplingParams(stop=["x"])),
+        key(params=SamplingParams(grammar='start: "x"')),
+        key(occurrence=1),
     ]
     assert len({base, *variants}) == len(variants) + 1
-    assert base == cache_key("e", "m", [dict(CONV[0])], [], SamplingParams())
+    assert base == key(conversation=[dict(CONV[0])], tools=[])
+
+
+def test_greedy_keys_ignore_the_seed_and_sampled_keys_do_not():
+    assert key(params=SamplingParams(seed=1)) == key(params=SamplingParams(seed=2)) == key()
+    assert key(params=SamplingParams(temperature=1.0, seed=1)) != key(params=SamplingParams(temperature=1.0, seed=2))
 
 
 def test_round_trip_persists_across_connections_in_wal_mode(tmp_path):
@@ -47,3 +56,9 @@ def test_open_cache_honours_flag_and_default_location(tmp_path, monkeypatch):
 
 def test_occurrences_number_repeats():
     assert occurrences(["a", "b", "a", "a"]) == [0, 0, 1, 2]
+
+
+def test_repeat_seeds_keep_the_first_copy_and_differ_for_the_others():
+    assert repeat_seed(7, 0) == 7
+    seeds = {repeat_seed(7, n) for n in range(1, 50)} | {repeat_seed(8, n) for n in range(1, 50)}
+    assert len(seeds) == 98 and all(0 <= s < 2**63 for s in seeds)

@@ -7,10 +7,12 @@ import pytest
 from llm_backends import smollm2
 from llm_backends.cache import ResponseCache
 from llm_backends.chat_template import qwen25_template
+from llm_backends.stopping import truncate_at_stop
 from llm_backends.tiny import tiny_engine, train_tokenizer
-from llm_backends.transformers_engine import TransformersEngine, completion_length, truncate_at_stop
+from llm_backends.transformers_engine import TransformersEngine
 from llm_backends.types import SamplingParams
 from llm_backends.vllm_engine import INSTALL_HINT, vllm_engine
+from market.decision import LLMCallRecord
 
 from llm_test_helpers import PRICE_TOOL, conversation
 
@@ -41,6 +43,7 @@ def test_seeds_are_honoured_when_sampling(tiny):
 
     assert sample(1) == sample(1)
     assert sample(1) != sample(2)
+    assert sample(None) != sample(None), "unseeded sampled requests draw fresh randomness on every call"
 
 
 def test_tools_are_rendered_in_the_qwen_format(tiny):
@@ -88,18 +91,15 @@ def test_bad_conversations_name_the_culprit(tiny):
     assert tiny.generate([]) == []
 
 
-def test_stop_and_length_helpers():
+def test_truncate_at_stop_cuts_at_the_earliest_stop_string():
     assert truncate_at_stop("abc</tool_call>def", ("</tool_call>", "d")) == ("abc", True)
     assert truncate_at_stop("abc", ("x",)) == ("abc", False)
-    assert completion_length([5, 6, 2, 0, 0], {2}, 0) == 3
-    assert completion_length([5, 6, 0, 0], {2}, 0) == 2
-    assert completion_length([5, 2, 2], {2}, 2) == 2
-    assert completion_length([5, 6], {2}, 0) == 2
 
 
 def test_usage_record_matches_llm_call_record_fields(tiny):
     record = tiny.generate_one(conversation("x"), params=SamplingParams(max_new_tokens=2)).usage_record("trader")
-    assert set(record) == {"role", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached"}
+    assert set(record) == set(LLMCallRecord.model_fields)
+    assert LLMCallRecord(**record).completion_tokens == 2
     assert record["role"] == "trader" and record["completion_tokens"] == 2
 
 

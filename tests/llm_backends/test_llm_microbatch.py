@@ -5,10 +5,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from llm_test_helpers import PRICE_TOOL, conversation
 
-from llm_backends.microbatch import MicroBatchingEngine, _Request, group_key, with_microbatching
+from llm_backends.engine import prepare_rows
+from llm_backends.microbatch import MicroBatchingEngine, _Call, with_microbatching
 from llm_backends.tiny import train_tokenizer
 from llm_backends.transformers_engine import TransformersEngine
-from llm_backends.types import SamplingParams
+from llm_backends.types import SamplingParams, TokenRequest
 
 PARAMS = SamplingParams(max_new_tokens=6)
 
@@ -28,21 +29,43 @@ def test_concurrent_calls_are_merged_and_answered_like_direct_calls(tiny):
     assert [r.prompt_tokens for r in merged] == [r.prompt_tokens for r in direct]
 
 
-def test_calls_with_different_parameters_are_not_mixed(tiny):
-    engine = MicroBatchingEngine(tiny, max_wait_s=0.2)
-    with ThreadPoolExecutor(2) as pool:
-        short = pool.submit(engine.generate_one, conversation("a"), None, SamplingParams(max_new_tokens=2))
-        long = pool.submit(engine.generate_one, conversation("b"), None, SamplingParams(max_new_tokens=7))
-    assert short.result().completion_tokens == 2 and long.result().completion_tokens == 7
+def test_calls_with_different_tools_and_parameters_share_one_batch_and_keep_their_own(tiny):
+    engine = MicroBatchingEngine(tiny, max_wait_s=0.5)
+    calls = [
+        (conversation("a"), None, SamplingParams(max_new_tokens=2)),
+        (conversation("b"), [PRICE_TOOL], SamplingParams(max_new_tokens=7)),
+        (conversation("c"), None, SamplingParams(temperature=1.0, max_new_tokens=5, seed=3)),
+    ]
+    before = tiny.usage.snapshot().engine_calls
+    with ThreadPoolExecutor(3) as pool:
+        merged = list(pool.map(lambda call: engine.generate_one(*call), calls))
+    assert tiny.usage.snapshot().engine_calls - before < 3
+    assert [r.completion_tokens for r in merged[:2]] == [2, 7]
+    alone = [tiny.generate_one(*call) for call in calls]
+    assert [r.text for r in merged] == [r.text for r in alone]
+    assert merged[1].prompt_tokens == alone[1].prompt_tokens > merged[0].prompt_tokens + 50, "tools rendered per row"
 
 
-def test_errors_reach_the_caller(tiny):
+def test_concurrent_token_calls_are_merged_too(tiny):
+    engine = MicroBatchingEngine(tiny, max_wait_s=0.3)
+    requests = [TokenRequest(tiny.render_ids(conversation(f"q{i}")), SamplingParams(max_new_tokens=4)) for i in range(4)]
+    before = tiny.usage.snapshot().engine_calls
+    with ThreadPoolExecutor(4) as pool:
+        merged = list(pool.map(lambda r: engine.generate_tokens([r])[0], requests))
+    assert tiny.usage.snapshot().engine_calls - before < 4
+    assert [r.completion_ids for r in merged] == [r.completion_ids for r in tiny.generate_tokens(requests)]
+
+
+def test_errors_reach_only_the_caller_that_caused_them(tiny):
     tokenizer = train_tokenizer(300)
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    engine = MicroBatchingEngine(TransformersEngine(tiny.hf_model, tokenizer, "no-tools"), max_wait_s=0.0)
+    engine = MicroBatchingEngine(TransformersEngine(tiny.hf_model, tokenizer, "no-tools"), max_wait_s=0.3)
+    with ThreadPoolExecutor(2) as pool:
+        bad = pool.submit(engine.generate_one, conversation("x"), [PRICE_TOOL])
+        good = pool.submit(engine.generate_one, conversation("x"), None, SamplingParams(max_new_tokens=1))
     with pytest.raises(ValueError, match="ignores tools"):
-        engine.generate_one(conversation("x"), [PRICE_TOOL])
-    assert engine.generate_one(conversation("x"), None, SamplingParams(max_new_tokens=1)).completion_tokens == 1
+        bad.result()
+    assert good.result().completion_tokens == 1
 
 
 def test_wrapping_is_optional(tiny):
@@ -54,7 +77,7 @@ def test_wrapping_is_optional(tiny):
 
 def test_close_serves_queued_calls_then_ends_the_thread(tiny):
     engine = MicroBatchingEngine(tiny, max_wait_s=0.5)
-    queued = _Request([conversation("a")], None, PARAMS, group_key(None, PARAMS))
+    queued = _Call(prepare_rows([conversation("a")], None, PARAMS), tokens=False)
     engine._queue.put(queued)
     engine.close()
     assert not engine._thread.is_alive()
@@ -63,6 +86,6 @@ def test_close_serves_queued_calls_then_ends_the_thread(tiny):
 
 def test_unserialisable_tools_fail_their_caller_and_the_wrapper_keeps_serving(tiny):
     engine = MicroBatchingEngine(tiny, max_wait_s=0.0)
-    with pytest.raises(TypeError, match="not JSON serializable"):
+    with pytest.raises(ValueError, match="conversation 0: messages and tools must be JSON-serialisable"):
         engine.generate_one(conversation("x"), [{"type": "function", "function": {"name": "f", "default": object()}}])
     assert engine.generate_one(conversation("x"), None, SamplingParams(max_new_tokens=1)).completion_tokens == 1

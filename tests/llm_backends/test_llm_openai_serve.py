@@ -1,13 +1,10 @@
 """The OpenAI-compatible client against our real HTTP server on 127.0.0.1 (no mocks)."""
 
-import json
 import logging
 import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -16,7 +13,8 @@ from llm_test_helpers import PRICE_TOOL, conversation
 from llm_backends.configs import CONFIG_DIR, load_engine
 from llm_backends.openai_engine import OpenAIEngine, openai_engine, parse_response
 from llm_backends.paths import CACHE_ENV
-from llm_backends.serve import completion_body, start_server
+from llm_backends.serve import start_server
+from llm_backends.serve.response import completion_body
 from llm_backends.tool_calls import parse_tool_calls, render_tool_call
 from llm_backends.types import ChatResult, SamplingParams
 
@@ -27,26 +25,18 @@ ROOT = CONFIG_DIR.parents[1]
 
 @pytest.fixture(scope="module")
 def server(tiny):
-    srv = start_server(tiny)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with start_server(tiny) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
 def keyed_server(tiny):
-    srv = start_server(tiny, api_key=SECRET)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-
-
-def url(srv) -> str:
-    return f"http://127.0.0.1:{srv.server_port}/v1"
+    with start_server(tiny, api_key=SECRET) as srv:
+        yield srv
 
 
 def test_http_answers_match_the_engine_it_serves(server, tiny):
-    client = OpenAIEngine(url(server), tiny.model, max_concurrency=4)
+    client = OpenAIEngine(server.url, tiny.model, max_concurrency=4)
     prompts = [conversation(t) for t in ("a", "buy or sell?", "news", "macro", "hello")]
     params = SamplingParams(max_new_tokens=6)
     over_http = client.generate(prompts, [PRICE_TOOL], params)
@@ -56,21 +46,29 @@ def test_http_answers_match_the_engine_it_serves(server, tiny):
     assert [r.completion_tokens for r in over_http] == [r.completion_tokens for r in direct]
     assert len({r.text for r in direct}) == 5
     assert client.usage.snapshot().calls == 5
-    assert httpx.get(url(server) + "/models").json()["data"][0]["id"] == tiny.model
+    assert httpx.get(server.url + "/models").json()["data"][0]["id"] == tiny.model
+
+
+def test_a_grammar_reaches_our_server_and_is_honoured(server, tiny):
+    grammar = 'start: "BUY" | "SELL" | "HOLD"'
+    params = [SamplingParams(temperature=1.0, seed=seed, max_new_tokens=5, grammar=grammar) for seed in range(4)]
+    over_http = OpenAIEngine(server.url, tiny.model, max_retries=0).generate([conversation("Decide.")] * 4, params=params)
+    assert [r.text for r in over_http] == [r.text for r in tiny.generate([conversation("Decide.")] * 4, params=params)]
+    assert {r.text for r in over_http} <= {"BUY", "SELL", "HOLD"}
 
 
 def test_key_comes_from_env_and_never_shows(keyed_server, tiny, monkeypatch, caplog, tmp_path):
     monkeypatch.setenv(KEY_ENV, SECRET)
     caplog.set_level(logging.DEBUG)
-    client = openai_engine(url(keyed_server), tiny.model, api_key_env=KEY_ENV, cache_path=str(tmp_path / "c.sqlite"))
+    client = openai_engine(keyed_server.url, tiny.model, api_key_env=KEY_ENV, cache_path=str(tmp_path / "c.sqlite"))
     result = client.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=3))
     assert result.completion_tokens == 3
     seen = repr(client) + repr(vars(client)) + result.model_dump_json() + caplog.text
     seen += (tmp_path / "c.sqlite").read_bytes().decode("latin-1")
     assert SECRET not in seen
     monkeypatch.setenv(KEY_ENV, "wrong")
-    with pytest.raises(RuntimeError, match="HTTP 401"):
-        openai_engine(url(keyed_server), tiny.model, api_key_env=KEY_ENV, cache=False).generate_one(conversation("hi"))
+    refused = openai_engine(keyed_server.url, tiny.model, api_key_env=KEY_ENV, cache=False).generate_one(conversation("hi"))
+    assert "HTTP 401" in refused.error
 
 
 def test_missing_key_variable_is_a_one_line_error(monkeypatch):
@@ -80,66 +78,44 @@ def test_missing_key_variable_is_a_one_line_error(monkeypatch):
 
 
 def test_bad_request_is_reported_with_the_servers_message(server, tiny):
-    client = OpenAIEngine(url(server), tiny.model, max_retries=0)
-    with pytest.raises(RuntimeError, match="HTTP 400.*temperature"):
-        client.generate_one(conversation("x"), params=SamplingParams(max_new_tokens=2, temperature=0.0).model_copy(update={"temperature": -1.0}))
-
-
-class FlakyHandler(BaseHTTPRequestHandler):
-    """Answers 503 to the first `failures` requests, then a fixed completion."""
-
-    failures = 2
-    seen = 0
-    lock = threading.Lock()
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        with self.lock:
-            type(self).seen += 1
-            fail = type(self).seen <= self.failures
-        result = ChatResult(text="fine", prompt_tokens=4, completion_tokens=1)
-        data = b"overloaded" if fail else json.dumps(completion_body(result, "m")).encode()
-        self.send_response(503 if fail else 200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def test_transient_failures_are_retried_with_backoff():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), FlakyHandler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        client = OpenAIEngine(f"http://127.0.0.1:{srv.server_port}/v1", "m", max_retries=3, backoff_s=0.01)
-        assert client.generate_one(conversation("x")).text == "fine"
-        assert FlakyHandler.seen == 3
-        FlakyHandler.seen, FlakyHandler.failures = 0, 10
-        with pytest.raises(RuntimeError, match="HTTP 503: overloaded"):
-            OpenAIEngine(f"http://127.0.0.1:{srv.server_port}/v1", "m", max_retries=1, backoff_s=0.01).generate_one(conversation("x"))
-        assert FlakyHandler.seen == 2
-    finally:
-        srv.shutdown()
-        srv.server_close()
-
-
-def test_unreachable_server_names_the_url():
-    with pytest.raises(RuntimeError, match=r"http://127.0.0.1:9/v1/chat/completions: ConnectError"):
-        OpenAIEngine("http://127.0.0.1:9/v1", "m", max_retries=0).generate_one(conversation("x"))
+    client = OpenAIEngine(server.url, tiny.model, max_retries=0)
+    params = SamplingParams(max_new_tokens=2, temperature=0.0).model_copy(update={"temperature": -1.0})
+    error = client.generate_one(conversation("x"), params=params).error
+    assert error == f"{server.url}/chat/completions: HTTP 400: temperature: Input should be greater than or equal to 0"
 
 
 def test_tool_calls_survive_the_wire_format():
     text = "let me look\n" + render_tool_call("get_market_data", {"ticker": "NVDA"})
     calls, _ = parse_tool_calls(text)
     sent = ChatResult(text=text, tool_calls=calls, prompt_tokens=5, completion_tokens=9, finish_reason="tool_calls")
-    body = completion_body(sent, "m")
+    body = completion_body([sent], "m", tools_shown=True)
     assert body["choices"][0]["message"]["content"] == "let me look"
     back = parse_response(body, 0.1)
     assert [(c.name, c.arguments) for c in back.tool_calls] == [("get_market_data", {"ticker": "NVDA"})]
     assert back.text == text and back.finish_reason == "tool_calls"
     broken = {"choices": [{"message": {"content": None, "tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}]}}]}
     assert parse_response(broken, 0.0).parse_failures[0].startswith("tool call 0: server returned unusable call")
+
+
+def test_a_block_that_fails_to_parse_is_reported_and_kept_across_the_wire():
+    good, bad = render_tool_call("get_news_data", {"ticker": "NVDA"}), "<tool_call>{not json</tool_call>"
+    calls, failures = parse_tool_calls(f"{good}\n{bad}")
+    sent = ChatResult(text=f"{good}\n{bad}", tool_calls=calls, parse_failures=failures, finish_reason="tool_calls")
+    message = completion_body([sent], "m", tools_shown=True)["choices"][0]["message"]
+    assert message["content"] == bad, "the broken block stays where the client can see it"
+    assert message["tool_call_parse_failures"] == failures and failures[0].startswith("tool call 1: invalid JSON")
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_news_data"]
+    back = parse_response(completion_body([sent], "m", tools_shown=True), 0.0)
+    assert [c.name for c in back.tool_calls] == ["get_news_data"]
+    assert back.parse_failures[0].startswith("tool call 0: invalid JSON"), "the client re-parses the kept block"
+
+
+def test_without_tools_the_whole_text_is_content():
+    text = "maybe " + render_tool_call("get_news_data", {"ticker": "NVDA"})
+    sent = ChatResult(text=text, tool_calls=parse_tool_calls(text)[0], finish_reason="tool_calls")
+    choice = completion_body([sent], "m", tools_shown=False)["choices"][0]
+    assert choice["message"] == {"role": "assistant", "content": text}
+    assert choice["finish_reason"] == "stop"
 
 
 def test_serve_command_loads_engines_by_config_name(tiny_root):
@@ -152,7 +128,7 @@ def test_serve_command_loads_engines_by_config_name(tiny_root):
 def test_serve_command_answers_over_http(tiny_root):
     """`python -m llm_backends.serve` as a user runs it, on a free port chosen by the OS."""
     env = {**os.environ, CACHE_ENV: str(tiny_root)}
-    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0"]
+    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0", "--request-timeout", "30"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         for line in proc.stderr:
@@ -161,7 +137,9 @@ def test_serve_command_answers_over_http(tiny_root):
                 break
         else:
             pytest.fail(f"server exited with code {proc.wait()}")
-        client = OpenAIEngine(found.group(1), "tiny")
+        model = httpx.get(found.group(1) + "/models").json()["data"][0]["id"]
+        assert model.startswith("tiny-qwen2-")
+        client = OpenAIEngine(found.group(1), model)
         assert client.generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=3)).completion_tokens == 3
     finally:
         proc.terminate()

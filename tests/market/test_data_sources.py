@@ -9,6 +9,7 @@ from bars import random_bars, write_csv
 from market.errors import ConfigError, DataError
 from market.sources.embedded import EMBEDDED_TICKERS, load_embedded
 from market.sources.files import load_folder
+from market.sources.records import load_records
 from market.sources.yfinance_source import load_yfinance
 
 
@@ -70,9 +71,27 @@ def set_cell(row, column, value):
     (set_cell(7, "volume", "many"), "row 8: volume is not a number ('many')"),
     (lambda t: t.drop(columns=["low"]), "missing column(s) low"),
     (lambda t: t.iloc[:0], "no rows"),
+    (set_cell(3, "close", float("inf")), "row 4 (2021-01-07): infinite close (inf)"),
+    (set_cell(6, "volume", "-inf"), "row 7 (2021-01-12): infinite volume (-inf)"),
 ])
 def test_malformed_files_give_one_clear_line(tmp_path, change, expected):
     assert expected in corrupt(tmp_path, change)
+
+
+def test_a_semicolon_delimited_file_is_named_with_a_hint(tmp_path):
+    (tmp_path / "SEMI.csv").write_text("date;open;high;low;close;volume\n2021-01-04;1;2;0.5;1.5;100\n")
+    with pytest.raises(DataError) as caught:
+        load_folder(tmp_path, ["SEMI"])
+    assert str(caught.value) == (
+        f"{tmp_path / 'SEMI.csv'}: missing column date (the header reads 'date;open;high;low;close;volume': "
+        "the file seems delimited by ';'; CSV files must be comma-separated)")
+
+
+def test_an_infinite_record_value_is_refused_with_its_row(tmp_path):
+    path = tmp_path / "macro.csv"
+    path.write_text("series,period,value,available_at\nCPI,2021-01-01,1.5,2021-01-15\nCPI,2021-02-01,inf,2021-02-15\n")
+    with pytest.raises(DataError, match=r"macro.csv: row 2: field value: infinite \('inf'\)"):
+        load_records(path, "macro")
 
 
 def test_missing_ticker_file_lists_what_is_there(tmp_path):

@@ -9,7 +9,7 @@ from cli_helpers import ROOT
 from omegaconf import OmegaConf
 from pydantic import ValidationError
 
-from frameworks.multi_agent import MultiAgentDebate, engine_identity
+from frameworks.multi_agent import MultiAgentDebate
 from multi_agent.settings import DebateSettings
 
 CONFIGS = ROOT / "configs" / "framework"
@@ -42,11 +42,7 @@ def test_the_fingerprint_covers_engines_prompts_and_graph(debate, monkeypatch):
     assert debate.fingerprint() != before
     monkeypatch.undo()
     monkeypatch.setattr(debate.quick_engine, "fingerprint", lambda: "weights-v2", raising=False)
-    assert engine_identity(debate.quick_engine) == "weights-v2" and debate.fingerprint() != before
-
-
-def test_without_an_engine_fingerprint_the_identity_is_backend_and_model(debate):
-    assert engine_identity(debate.quick_engine) == f"transformers:{debate.quick_engine.model}"
+    assert debate.fingerprint() != before
 
 
 @pytest.mark.parametrize(("config", "message"), [

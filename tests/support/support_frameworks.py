@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
+from pathlib import Path
 
 from frameworks.base import TradingFramework
 from frameworks.baselines.random_policy import RandomPolicy
@@ -46,3 +48,18 @@ class ExposureTargeter(TradingFramework):
             self.seen_exposures.append(ctx.portfolio.exposure)
             decisions.append(Decision(action=Action.SELL if ctx.portfolio.shares > 0 else Action.BUY))
         return decisions
+
+
+class PromptedRule(TradingFramework):
+    """The action written in a prompt file, every day; its fingerprint hashes the file, so an
+    edited prompt under an unchanged config is a changed input."""
+
+    def __init__(self, prompt: str):
+        self.prompt = Path(prompt)
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.prompt.read_bytes()).hexdigest()
+
+    def decide(self, batch):
+        action = Action(self.prompt.read_text().strip())
+        return [Decision(action=action) for _ in batch]

@@ -1,0 +1,57 @@
+"""Command line: serve the engine of a `configs/llm` config until interrupted (see the package docstring)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from llm_backends.configs import load_engine
+from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
+from llm_backends.serve.server import listening_socket, uvicorn_server
+
+log = logging.getLogger("llm_backends.serve")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the options, load the engine, serve it in the foreground, close it on the way out."""
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_backends.serve", description="An OpenAI-compatible server over one of our engines.",
+    )
+    parser.add_argument("--engine", default="tiny", help="config name in configs/llm (or a yaml path)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    parser.add_argument("--api-key-env", help="require this environment variable's value as bearer key")
+    parser.add_argument(
+        "--context-length", type=int, help="the model's context in tokens (required for engines that do not report it)",
+    )
+    parser.add_argument(
+        "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="SECONDS",
+        help="stop a completion that is not done this long after it was accepted and answer 504 (0: no limit)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            parser.error(f"--api-key-env: environment variable {args.api_key_env} is not set")
+    engine = load_engine(args.engine, args.set)
+    try:
+        try:
+            app = build_app(engine, api_key, args.context_length, args.request_timeout or None)
+        except ValueError as err:
+            parser.error(str(err))
+        try:
+            sock = listening_socket(args.host, args.port)
+        except OSError as err:
+            parser.error(f"--host {args.host} --port {args.port}: {err}")
+        log.info("serving %s (%s) on http://%s:%d/v1", engine.model, engine.engine_id, args.host, sock.getsockname()[1])
+        uvicorn_server(app, access_log=True).run(sockets=[sock])
+    finally:
+        engine.close()
+
+
+if __name__ == "__main__":
+    main()

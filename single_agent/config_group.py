@@ -1,0 +1,29 @@
+"""The single agent's config groups, `configs/single_agent/<group>/<name>.yaml`, read outside Hydra.
+
+Groups: `protocol` (what the model is shown and allowed, `single_agent.protocol.Protocol`) and
+`reward` (`single_agent.rewards.RewardConfig`). A framework config composes them with Hydra
+defaults (`/single_agent/protocol@protocol: compact`); scripts and tests load them by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from market.errors import ConfigError
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "single_agent"
+
+
+def group_config(group: str, name: str) -> dict[str, Any]:
+    """The resolved content of `configs/single_agent/<group>/<name>.yaml`, or of `name` when it is a yaml path."""
+    path = Path(name) if Path(name).suffix in {".yaml", ".yml"} else CONFIG_DIR / group / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")))
+        raise ConfigError(f"{path}: no such single-agent {group} config; known: {known}")
+    content = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    if not isinstance(content, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings")
+    return content
