@@ -3,7 +3,9 @@
 A thin adapter: it validates the config as `DebateSettings`, builds the quick and deep
 engines from `configs/llm` (one engine when both tiers name the same LLM config) and hands
 every batch to `multi_agent.pipeline.DebatePipeline`. Stateless unless memory is on;
-stochastic when a tier samples (temperature > 0). docs/multi_agent.md describes the graph.
+stochastic when a tier samples (temperature > 0). Its fingerprint covers both engines, the
+prompt files, the answer grammars and the settings; its run facts name the models, their
+knowledge cutoff and whether the answers were constrained. docs/multi_agent.md describes it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from frameworks.base import TradingFramework
 from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
 from market.decision import Decision, DecisionContext
+from multi_agent.outputs import OUTPUTS
 from multi_agent.pipeline import DebatePipeline
+from multi_agent.roles.deciders import answer_grammar
 from multi_agent.prompting import templates_digest
 from multi_agent.settings import DebateSettings, ModelSettings
 
@@ -38,11 +42,26 @@ class MultiAgentDebate(TradingFramework):
         self.stateful = self.settings.memory
         self.stochastic = self.settings.quick.temperature > 0 or self.settings.deep.temperature > 0
 
+    def grammars(self) -> dict[str, str | None]:
+        """Each structured output's grammar (None each when decoding is free)."""
+        chars = self.settings.answer_chars if self.settings.constrained else None
+        return {kind: answer_grammar(schema, chars) for kind, schema in OUTPUTS.items()}
+
     def fingerprint(self) -> str:
-        """SHA-256 over both engines' identities, the prompt templates and the graph settings."""
+        """SHA-256 over both engines' fingerprints, the prompt templates, the answer grammars and the settings."""
         facts = {"quick": self.quick_engine.fingerprint(), "deep": self.deep_engine.fingerprint(),
-                 "prompts": templates_digest(), "graph": self.settings.model_dump(mode="json")}
+                 "prompts": templates_digest(), "grammars": self.grammars(),
+                 "graph": self.settings.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+    def run_facts(self) -> dict[str, Any]:
+        """The models of both tiers, the later of their knowledge cutoffs, constrained decoding, sampling."""
+        cutoffs = [c for c in (self.quick_engine.knowledge_cutoff, self.deep_engine.knowledge_cutoff) if c]
+        models = dict.fromkeys([self.quick_engine.model, self.deep_engine.model])
+        return {"policy": " + ".join(models), "quick_model": self.quick_engine.model,
+                "deep_model": self.deep_engine.model, "knowledge_cutoff": max(cutoffs, default=None),
+                "constrained_decoding": self.settings.constrained,
+                "temperature": {"quick": self.settings.quick.temperature, "deep": self.settings.deep.temperature}}
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         return self.pipeline.decide(batch)

@@ -2,9 +2,12 @@
 
 The research manager writes a `ResearchPlan`, the trader a `TraderProposal`, the portfolio
 manager a `PortfolioDecision` (TradingAgents' three schemas). Their field descriptions are
-the output instructions the roles are given (`output_instructions`). `parse_output` reads an
-answer in three tiers: a JSON object that validates; else free text with exactly one rating
-(a labelled one such as `Rating: Buy` first); else a failure naming what was wrong.
+the output instructions the roles are given (`output_instructions`). Under constrained
+decoding a role's answer is held to `answer_schema`: the rating first, then every text field
+as a string of at most `max_chars` characters. `parse_output` reads an answer in four tiers:
+a JSON object that validates; else the rating a cut-off JSON answer opens with; else free
+text with exactly one rating (a labelled one such as `Rating: Buy` first); else a failure
+naming what was wrong.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from enum import Enum
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -96,15 +99,36 @@ class PortfolioDecision(RatedOutput):
     investment_thesis: str = Field("", description="The reasoning, anchored in specific points of the debate.")
 
 
-def output_instructions(schema: type[RatedOutput]) -> str:
-    """How to answer: one JSON object, each key with its allowed values and meaning."""
+def output_instructions(schema: type[RatedOutput], constrained: bool = False) -> str:
+    """How to answer: one JSON object, each key with its allowed values and meaning (when
+    `constrained`, only the keys of `answer_schema`)."""
     lines = ["Answer with one JSON object and nothing else. Keys:"]
     for name, field in schema.model_fields.items():
+        if constrained and name != schema.tier_field and name not in text_fields(schema):
+            continue
         kind = ", ".join(t.value for t in schema.tiers()) if name == schema.tier_field else "text"
         if field.annotation == float | None:
             kind = "number or null"
         lines.append(f'- "{name}" ({kind}): {field.description}')
     return "\n".join(lines)
+
+
+OUTPUTS: dict[str, type[RatedOutput]] = {"plan": ResearchPlan, "proposal": TraderProposal, "decision": PortfolioDecision}
+"""Each structured output of the graph by its state key."""
+
+
+def text_fields(schema: type[RatedOutput]) -> list[str]:
+    """The schema's prose fields (plain strings), in declaration order."""
+    return [name for name, field in schema.model_fields.items() if field.annotation is str]
+
+
+def answer_schema(schema: type[RatedOutput], max_chars: int) -> dict[str, Any]:
+    """The JSON schema a constrained answer is decoded under: `{tier: one of the tiers, text
+    field: string of <= max_chars characters, ...}`, all required, nothing else (the optional
+    numbers are left out), the tier first so that even a cut-off answer names it."""
+    properties = {schema.tier_field: {"enum": [tier.value for tier in schema.tiers()]}}
+    properties.update({name: {"type": "string", "maxLength": max_chars} for name in text_fields(schema)})
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def render_output(output: BaseModel) -> str:
@@ -115,7 +139,7 @@ def render_output(output: BaseModel) -> str:
 
 class Parsed(NamedTuple):
     """What `parse_output` made of an answer: the output (None on failure), how it was read
-    ("json", "text" or "failed"), and the reason when it failed."""
+    ("json", "cut", "text" or "failed"), and the reason when it failed."""
 
     output: RatedOutput | None
     how: str
@@ -144,14 +168,26 @@ def _labelled_or_only_tier(text: str, tiers: type[_Tier]) -> _Tier | None:
     return named.pop() if len(named) == 1 else None
 
 
+def _leading_tier(text: str, schema: type[RatedOutput]) -> _Tier | None:
+    """The rating an answer opens with as `{"<tier field>": "<tier>"`: a constrained answer that
+    the token budget cut before its closing brace."""
+    words = "|".join(re.escape(t.value) for t in schema.tiers())
+    match = re.match(rf'\s*\{{\s*"{schema.tier_field}"\s*:\s*"({words})"', text)
+    return schema.tiers()(match.group(1)) if match else None
+
+
 def parse_output(text: str, schema: type[RatedOutput]) -> Parsed:
-    """Read `schema` from a model's answer: JSON first, then a rating in free text."""
+    """Read `schema` from a model's answer: JSON first, then the rating a cut-off JSON answer
+    opens with, then a rating in free text."""
     problems = []
     for candidate in _json_objects(text):
         try:
             return Parsed(schema.model_validate(candidate), "json")
         except ValidationError as error:
             problems.append("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()))
+    tier = _leading_tier(text, schema)
+    if tier is not None:
+        return Parsed(schema.from_text(tier, text), "cut")
     tier = _labelled_or_only_tier(text, schema.tiers())
     if tier is not None:
         return Parsed(schema.from_text(tier, text), "text")

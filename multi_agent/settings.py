@@ -2,7 +2,8 @@
 
 The variants of `configs/framework/multi_agent*.yaml` differ only in these fields: which
 analysts run and with which tools, how many bull/bear and risk rounds, whether the risk team
-sits at all, the quick and deep models and their sampling, memory, and how the portfolio
+sits at all, the quick and deep models and their sampling, constrained decoding of the
+structured answers, memory, and how the portfolio
 manager's five-tier rating maps to an action.
 """
 
@@ -62,6 +63,10 @@ class DebateSettings(BaseModel):
     """Analysts, researchers, trader and risk analysts."""
     deep: ModelSettings = ModelSettings(max_new_tokens=96)
     """Research manager and portfolio manager."""
+    constrained: bool = True
+    """Decode the plan, the proposal and the decision under their JSON schemas' grammars."""
+    answer_chars: int = Field(160, gt=0)
+    """Characters allowed in each text field of a constrained answer (`outputs.answer_schema`)."""
     max_concurrency: int = Field(32, ge=1)
     """Graphs (decisions) in flight at once; each runs its parallel nodes on threads too."""
     memory: bool = False

@@ -47,7 +47,7 @@ class DebateState(TypedDict, total=False):
     decision: PortfolioDecision | None
     decision_text: str
     parsed_as: Annotated[dict[str, str], merge]
-    """Output kind ("plan", "proposal", "decision") -> how it was read: json, text or failed."""
+    """Output kind ("plan", "proposal", "decision") -> how it was read: json, cut, text or failed."""
     parse_failures: Annotated[list[str], operator.add]
     """"kind: detail" lines: tool calls and outputs that did not parse."""
 

@@ -11,6 +11,9 @@ import pytest
 from cli_helpers import ROOT, benchmark_command, support_env
 
 from market.decision import Decision
+from metrics.agent_rows import agent_numbers
+from metrics.role_rows import role_numbers
+from metrics.rundir import load_run
 
 NODES = {"market_analyst", "social_analyst", "news_analyst", "fundamentals_analyst", "bull_researcher",
          "bear_researcher", "research_manager", "trader", "aggressive_analyst", "conservative_analyst",
@@ -49,13 +52,15 @@ def test_every_decision_comes_from_the_full_graph(run_dir):
         assert [m["role"] for m in trace.messages][-1] == "portfolio_manager"
         assert all(c.name in ANALYST_TOOLS or c.error for c in trace.tool_calls)
         assert all(f.split(":")[0] in ("tool_call", "plan", "proposal", "decision") for f in trace.parse_failures)
-        assert trace.fallback == (trace.extra["rating"] is None)
-        assert trace.fallback == any(f.startswith("decision: ") for f in trace.parse_failures)
+        assert not trace.fallback and trace.extra["rating"] is not None, "the grammar holds every answer to a rating"
+        assert set(trace.extra["parsed_as"].values()) <= {"json", "cut"}
+        assert not any(f.startswith(("plan: ", "proposal: ", "decision: ")) for f in trace.parse_failures)
 
 
 def test_the_run_tables_count_the_debate_cost(run_dir):
     facts = json.loads((run_dir / "run.json").read_text())
     assert facts["decisions_failed"] == 0
+    assert facts["framework_facts"]["multi_agent"]["constrained_decoding"] is True
     table = pd.read_parquet(run_dir / "decisions.parquet")
     rows = table[table.framework == "multi_agent"]
     decisions = journaled(run_dir)
@@ -63,3 +68,13 @@ def test_the_run_tables_count_the_debate_cost(run_dir):
     assert sorted(rows.llm_calls) == sorted(len(d.trace.llm_calls) for d in decisions)
     assert rows.prompt_tokens.sum() == sum(c.prompt_tokens for d in decisions for c in d.trace.llm_calls)
     assert (rows.llm_calls >= len(NODES)).all() and (rows.completion_tokens > 0).all()
+
+
+def test_the_agents_and_roles_tables_read_the_debate_traces(run_dir):
+    run = load_run(run_dir)
+    agents = agent_numbers(run).loc["multi_agent"]
+    assert (agents["decisions"], agents["valid"], agents["constrained"]) == (6, 1.0, True)
+    roles = role_numbers(run).loc["multi_agent"]
+    assert set(roles.index) == NODES and (roles["calls"] == 1).all()
+    assert roles["share"].sum() == pytest.approx(1.0)
+    assert (roles["prompt"] + roles["completion"]).sum() == pytest.approx(agents["tokens"])

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from multi_agent.outputs import (PortfolioDecision, Rating, ResearchPlan, TraderAction, TraderProposal,
-                                 output_instructions, parse_output, render_output)
+from llm_backends.configs import load_engine
+from llm_backends.grammar import json_schema_grammar
+from llm_backends.types import SamplingParams
+from multi_agent.outputs import (OUTPUTS, PortfolioDecision, Rating, ResearchPlan, TraderAction, TraderProposal,
+                                 answer_schema, output_instructions, parse_output, render_output)
 
 
 @pytest.mark.parametrize(("text", "rating"), [
@@ -55,3 +58,27 @@ def test_instructions_and_rendering_come_from_the_schema():
         assert field.description in instructions, name
     plan = ResearchPlan(recommendation=Rating.HOLD, rationale="balanced", strategic_actions="")
     assert render_output(plan) == "Recommendation: Hold\nRationale: balanced"
+
+
+def test_the_answer_schema_asks_for_the_rating_first_and_bounded_prose():
+    schema = answer_schema(TraderProposal, 50)
+    assert list(schema["properties"]) == schema["required"] == ["action", "reasoning"]
+    assert schema["properties"]["action"] == {"enum": ["Buy", "Hold", "Sell"]}
+    assert schema["properties"]["reasoning"] == {"type": "string", "maxLength": 50}
+    assert list(answer_schema(PortfolioDecision, 50)["properties"]) == ["rating", "executive_summary", "investment_thesis"]
+    constrained = output_instructions(TraderProposal, constrained=True)
+    assert '"reasoning" (text)' in constrained and "stop_loss" not in constrained
+
+
+@pytest.mark.parametrize("kind", list(OUTPUTS))
+def test_the_tiny_model_under_the_grammar_always_answers_a_valid_output(kind):
+    """Random weights write noise; under the grammar every sampled answer still validates."""
+    schema = OUTPUTS[kind]
+    engine = load_engine("tiny")
+    grammar = json_schema_grammar(answer_schema(schema, 20))
+    params = [SamplingParams(temperature=1.0, seed=seed, max_new_tokens=160, grammar=grammar) for seed in range(6)]
+    results = engine.generate([[{"role": "user", "content": f"Your {kind}, please."}]] * 6, params=params)
+    for result in results:
+        parsed = parse_output(result.text, schema)
+        assert parsed.how == "json", result.text
+        assert len(getattr(parsed.output, schema.text_field)) <= 20

@@ -10,6 +10,7 @@ from scripted import DECIDERS, default_script, json_answer
 
 from market.decision import Action
 from multi_agent.outputs import output_instructions
+from multi_agent.roles.deciders import answer_grammar
 from multi_agent.roles.analysts import ANALYST_INSTRUCTIONS
 from multi_agent.roles.debaters import DEBATER_INSTRUCTIONS
 from multi_agent.routing import RESEARCHERS, RISK_ANALYSTS
@@ -90,6 +91,25 @@ def test_sampling_is_seeded_per_decision_and_sized_per_tier(run, contexts):
             for c in engine.calls} == {(False, 40, 7), (True, 70, 7)}
 
 
+@pytest.mark.parametrize("constrained", [True, False])
+def test_the_deciders_alone_decode_under_their_answer_grammars(run, contexts, constrained):
+    _, engine = run(contexts(DAY), constrained=constrained, answer_chars=90)
+    for call in engine.calls:
+        expected = answer_grammar(DECIDERS[call.role], 90) if constrained and call.role in DECIDERS else None
+        assert call.params.grammar == expected, call.role
+    assert all(call.params.grammar for call in engine.calls if call.role in DECIDERS) == constrained
+
+
+def test_a_constrained_answer_cut_short_still_gives_its_rating(run, contexts):
+    def script(call):
+        return '{"rating": "Sell", "executive_summary": "buy the dip' if call.role == "portfolio_manager" \
+            else default_script(call)
+
+    (decision,), _ = run(contexts(DAY), script)
+    assert decision.action == Action.SELL and not decision.trace.fallback
+    assert decision.trace.extra["parsed_as"]["decision"] == "cut" and decision.trace.parse_failures == []
+
+
 @pytest.mark.parametrize(("tier", "action"), [("Buy", Action.BUY), ("Overweight", Action.BUY), ("Hold", Action.HOLD),
                                               ("Underweight", Action.SELL), ("Sell", Action.SELL)])
 def test_the_five_tier_rating_is_recorded_and_mapped(run, contexts, tier, action):
@@ -161,7 +181,7 @@ def test_every_role_reads_its_instructions_last(run, contexts):
     _, engine = run(contexts(DAY))
     for role, schema in DECIDERS.items():
         prompt = next(c for c in engine.calls if c.role == role).prompt
-        assert prompt.endswith(output_instructions(schema)) and f'"{schema.tier_field}" (' in prompt
+        assert prompt.endswith(output_instructions(schema, constrained=True)) and f'"{schema.tier_field}" (' in prompt
     assert all(c.prompt.endswith(ANALYST_INSTRUCTIONS) for c in engine.calls if c.role in ANALYST_ROLES)
     assert all(c.prompt.endswith(DEBATER_INSTRUCTIONS) for c in engine.calls if c.role in RESEARCHERS + RISK_ANALYSTS)
 
