@@ -40,7 +40,7 @@ class ModelSettings(BaseModel):
     llm: str = "smollm2"
     overrides: dict[str, Any] = Field(default_factory=dict)
     """Fields of the LLM config to override, e.g. `{cache: false}`."""
-    max_new_tokens: int = Field(64, gt=0)
+    max_new_tokens: int = Field(32, gt=0)
     temperature: float = Field(0.0, ge=0.0)
 
 
@@ -61,11 +61,11 @@ class DebateSettings(BaseModel):
     """Risk rounds: each round is one aggressive, one conservative and one neutral turn."""
     quick: ModelSettings = ModelSettings()
     """Analysts, researchers, trader and risk analysts."""
-    deep: ModelSettings = ModelSettings(max_new_tokens=96)
+    deep: ModelSettings = ModelSettings(max_new_tokens=64)
     """Research manager and portfolio manager."""
     constrained: bool = True
     """Decode the plan, the proposal and the decision under their JSON schemas' grammars."""
-    answer_chars: int = Field(160, gt=0)
+    answer_chars: int = Field(80, gt=0)
     """Characters allowed in each text field of a constrained answer (`outputs.answer_schema`)."""
     max_concurrency: int = Field(32, ge=1)
     """Graphs (decisions) in flight at once; each runs its parallel nodes on threads too."""
