@@ -1,7 +1,7 @@
 """Run a TradeDuel suite: frameworks × tickers × seeds on one market under one set of rules.
 
-    python run_benchmark.py                       # the quick suite, the duel: rule baselines and the
-                                                  # single agent (SmolLM2) on 2 embedded stocks x 8 days
+    python run_benchmark.py                       # the quick suite, the duel: rule baselines, the single
+                                                  # agent and the debate (SmolLM2) on 2 embedded stocks x 6 days
     python run_benchmark.py +suite=rules          # the rule baselines: 4 embedded stocks, half a year
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
