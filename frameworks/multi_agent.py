@@ -44,8 +44,7 @@ class MultiAgentDebate(TradingFramework):
 
     def grammars(self) -> dict[str, str | None]:
         """Each structured output's grammar (None each when decoding is free)."""
-        chars = self.settings.answer_chars if self.settings.constrained else None
-        return {kind: answer_grammar(schema, chars) for kind, schema in OUTPUTS.items()}
+        return {kind: answer_grammar(schema, self.settings.grammar_chars) for kind, schema in OUTPUTS.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over both engines' fingerprints, the prompt templates, the answer grammars and the settings."""

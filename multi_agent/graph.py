@@ -49,10 +49,9 @@ def build_graph(settings: DebateSettings, quick: Runnable, deep: Runnable) -> Co
     graph.add_conditional_edges(bull, debate_route, [bear, "research_manager"])
     graph.add_conditional_edges(bear, debate_route, [bull, "research_manager"])
 
-    chars = settings.answer_chars if settings.constrained else None
-    graph.add_node("research_manager", create_research_manager(deep, chars))
-    graph.add_node("trader", create_trader(quick, chars))
-    graph.add_node("portfolio_manager", create_portfolio_manager(deep, chars))
+    graph.add_node("research_manager", create_research_manager(deep, settings.grammar_chars))
+    graph.add_node("trader", create_trader(quick, settings.grammar_chars))
+    graph.add_node("portfolio_manager", create_portfolio_manager(deep, settings.grammar_chars))
     graph.add_edge("research_manager", "trader")
     if settings.risk_team:
         risk_route = partial(after_risk_turn, rounds=settings.max_risk_rounds)

@@ -97,6 +97,11 @@ class DebateSettings(BaseModel):
         return self
 
     @property
+    def grammar_chars(self) -> int | None:
+        """`answer_chars` when the answers are constrained, else None (free decoding)."""
+        return self.answer_chars if self.constrained else None
+
+    @property
     def graph_steps(self) -> int:
         """Supersteps of one run: analysts, the debate, manager, trader, risk turns, decision."""
         risk_turns = 3 * self.max_risk_rounds if self.risk_team else 0
