@@ -78,3 +78,5 @@ def test_the_agents_and_roles_tables_read_the_debate_traces(run_dir):
     assert set(roles.index) == NODES and (roles["calls"] == 1).all()
     assert roles["share"].sum() == pytest.approx(1.0)
     assert (roles["prompt"] + roles["completion"]).sum() == pytest.approx(agents["tokens"])
+    summary = (run_dir / "summary.md").read_text()
+    assert "## agents" in summary and "## roles" in summary and (run_dir / "tables" / "roles.md").is_file()
