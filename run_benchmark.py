@@ -1,7 +1,7 @@
 """Run a TradeDuel suite: frameworks × tickers × seeds on one market under one set of rules.
 
-    python run_benchmark.py                       # the quick suite, the duel: rule baselines and the
-                                                  # single agent (SmolLM2) on 2 embedded stocks x 8 days
+    python run_benchmark.py                       # the quick suite, the duel: rule baselines, the single
+                                                  # agent and the debate (SmolLM2) on 2 embedded stocks x 6 days
     python run_benchmark.py +suite=rules          # the rule baselines: 4 embedded stocks, half a year
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
@@ -37,6 +37,7 @@ from market.runner import EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.agent_rows import agent_section, agent_warnings
+from metrics.role_rows import role_section
 from metrics.report import write_report
 from metrics.rundir import load_run
 from tools import ToolSet
@@ -80,9 +81,11 @@ def plain(node: DictConfig) -> dict:
 
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
     """summary.md without the report: the metrics table, averages over tickers first, then the
-    agents' section (`metrics.agent_rows`) when LLM frameworks ran."""
+    agents' section (`metrics.agent_rows`) when LLM frameworks ran, and the roles' section
+    (`metrics.role_rows`) when one of them has several roles."""
     averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
-    agents = agent_section(load_run(path.parent), path.parent / "tables")
+    run = load_run(path.parent)
+    agents = agent_section(run, path.parent / "tables") + role_section(run, path.parent / "tables")
     path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
                     f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def file_digest(path: Path) -> str:
         pass
     digest = sha256_file(path)
     memo.parent.mkdir(parents=True, exist_ok=True)
-    staging = memo.with_name(f"{memo.name}.{os.getpid()}")
+    staging = memo.with_name(f"{memo.name}.{os.getpid()}.{threading.get_ident()}")  # threads of one process race too
     staging.write_text(json.dumps({**stamp, "sha256": digest}))
     staging.replace(memo)
     return digest

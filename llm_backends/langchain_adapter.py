@@ -3,9 +3,11 @@
 `EngineChatModel(engine=...)` converts LangChain messages to OpenAI-style dicts, calls
 `engine.generate_one`, and returns an `AIMessage` whose `tool_calls` hold the parsed calls,
 `invalid_tool_calls` the blocks that did not parse, `usage_metadata` the token counts and
-`response_metadata` the model, finish reason, latency and cache flag. `bind_tools` accepts
-LangChain tools (`@tool`, `StructuredTool`), pydantic classes, functions and JSON schemas, so
-`with_structured_output` works too. A call whose result carries an `error` (an HTTP engine's
+`response_metadata` the model, finish reason, latency, cache flag and reused prompt tokens.
+`llm.bind(grammar=...)` constrains the answers of that binding (llguidance Lark text, e.g.
+`llm_backends.grammar.json_schema_grammar(schema)`), whatever sampling parameters a run sets
+on the model. `bind_tools` accepts LangChain tools (`@tool`, `StructuredTool`), pydantic
+classes, functions and JSON schemas, so `with_structured_output` works too. A call whose result carries an `error` (an HTTP engine's
 failed request) raises `LLMCallFailed` with that error, as `ChatOpenAI` raises the `openai`
 SDK's errors, so LangChain's `with_retry`/`with_fallbacks` and LangGraph see a failure, not an
 empty answer.
@@ -54,6 +56,7 @@ def to_ai_message(result: ChatResult) -> AIMessage:
             "finish_reason": result.finish_reason,
             "latency_s": result.latency_s,
             "cached": result.cached,
+            "reused_prompt_tokens": result.reused_prompt_tokens,
             "raw_text": result.text,
         },
     )
@@ -68,6 +71,7 @@ def usage_record(message: AIMessage, role: str = "") -> dict[str, Any]:
         "model": meta.get("model_name", ""),
         "prompt_tokens": usage.get("input_tokens", 0),
         "completion_tokens": usage.get("output_tokens", 0),
+        "reused_prompt_tokens": meta.get("reused_prompt_tokens", 0),
         "latency_s": meta.get("latency_s", 0.0),
         "cached": meta.get("cached", False),
     }
@@ -96,7 +100,10 @@ class EngineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> LCChatResult:
-        params = self.params.model_copy(update={"stop": tuple(stop)}) if stop else self.params
+        update = {"stop": tuple(stop)} if stop else {}
+        if kwargs.get("grammar") is not None:
+            update["grammar"] = kwargs["grammar"]
+        params = self.params.model_copy(update=update) if update else self.params
         conversation = convert_to_openai_messages(messages)
         result = self.engine.generate_one(conversation, kwargs.get("tools"), params)
         if result.error is not None:

@@ -23,6 +23,9 @@ facts and every table:
 * ``agents`` — for runs with LLM frameworks: valid answers, fallbacks, parse failures, tokens
   and tool calls per decision, regime accuracy over model-made decisions, reward components,
   constrained decoding, and knowledge-cutoff warnings (:mod:`metrics.agent_rows`);
+* ``roles`` — for frameworks whose LLM calls come from several roles (the debate): calls,
+  prompt, reused and completion tokens per decision by role, and each role's share
+  (:mod:`metrics.role_rows`);
 * ``plots/equity.png``, ``plots/drawdowns.png``, ``plots/pareto.png``.
 """
 
@@ -38,6 +41,7 @@ import pandas as pd
 from market.errors import DataError
 from metrics import plots
 from metrics.agent_rows import agent_section
+from metrics.role_rows import role_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
 from metrics.paper_table import paper_table
 from metrics.rundir import Run, daily_returns, load_run
@@ -168,6 +172,7 @@ def write_report(
         body = f"\n\n{to_markdown(table)}" if not table.empty else "\n"
         sections.append(f"## {name.replace('_', ' ')}\n\n{caption}.{body}")
     sections.append(agent_section(run, tables_dir))
+    sections.append(role_section(run, tables_dir))
     figures = {
         "equity": plots.plot_equity(run, plots_dir / "equity.png", benchmark),
         "drawdowns": plots.plot_drawdowns(run, plots_dir / "drawdowns.png", benchmark),

@@ -2,6 +2,8 @@
 what is reproducible and not an error."""
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 
 import pytest
@@ -44,6 +46,23 @@ def test_file_digests_are_memoised_by_path_size_and_mtime(tiny_root, tmp_path, m
     path.write_bytes(b"abd" * 1000)
     os.utime(path, ns=(1, 1))
     assert fingerprint.file_digest(path) != first and len(reads) == 2
+
+
+def test_threads_digesting_one_file_at_once_agree(tiny_root, tmp_path, monkeypatch):
+    """Concurrent first calls (parallel graph nodes asking an engine's fingerprint) each memoise safely."""
+    path = tmp_path / "weights.bin"
+    path.write_bytes(b"abc" * 1000)
+    together = threading.Barrier(8)
+    real = fingerprint.sha256_file
+
+    def after_all_arrive(p):
+        together.wait()
+        return real(p)
+
+    monkeypatch.setattr(fingerprint, "sha256_file", after_all_arrive)
+    with ThreadPoolExecutor(8) as pool:
+        digests = set(pool.map(lambda _: fingerprint.file_digest(path), range(8)))
+    assert digests == {real(path)}
 
 
 def test_a_folder_without_weights_is_named_in_the_error(tmp_path):

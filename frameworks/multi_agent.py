@@ -1,0 +1,66 @@
+"""The multi-agent debate (TradingAgents-style) as a `TradingFramework`.
+
+A thin adapter: it validates the config as `DebateSettings`, builds the quick and deep
+engines from `configs/llm` (one engine when both tiers name the same LLM config) and hands
+every batch to `multi_agent.pipeline.DebatePipeline`. Stateless unless memory is on;
+stochastic when a tier samples (temperature > 0). Its fingerprint covers both engines, the
+prompt files, the answer grammars and the settings; its run facts name the models, their
+knowledge cutoff and whether the answers were constrained. docs/multi_agent.md describes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from frameworks.base import TradingFramework
+from llm_backends.configs import load_engine
+from llm_backends.engine import ChatEngine
+from market.decision import Decision, DecisionContext
+from multi_agent.outputs import OUTPUTS
+from multi_agent.pipeline import DebatePipeline
+from multi_agent.roles.deciders import answer_grammar
+from multi_agent.prompting import templates_digest
+from multi_agent.settings import DebateSettings, ModelSettings
+
+
+def build_engine(model: ModelSettings) -> ChatEngine:
+    """The engine of one model tier: its `configs/llm` config with the tier's overrides."""
+    return load_engine(model.llm, [f"{key}={json.dumps(value)}" for key, value in model.overrides.items()])
+
+
+class MultiAgentDebate(TradingFramework):
+    """Analysts, bull/bear debate, research manager, trader, risk debate, portfolio manager."""
+
+    def __init__(self, **config: Any):
+        self.settings = DebateSettings.model_validate(config)
+        self.quick_engine = build_engine(self.settings.quick)
+        same = (self.settings.deep.llm, self.settings.deep.overrides) == (self.settings.quick.llm, self.settings.quick.overrides)
+        self.deep_engine = self.quick_engine if same else build_engine(self.settings.deep)
+        self.pipeline = DebatePipeline(self.settings, self.quick_engine, self.deep_engine)
+        self.stateful = self.settings.memory
+        self.stochastic = self.settings.quick.temperature > 0 or self.settings.deep.temperature > 0
+
+    def grammars(self) -> dict[str, str | None]:
+        """Each structured output's grammar (None each when decoding is free)."""
+        return {kind: answer_grammar(schema, self.settings.grammar_chars) for kind, schema in OUTPUTS.items()}
+
+    def fingerprint(self) -> str:
+        """SHA-256 over both engines' fingerprints, the prompt templates, the answer grammars and the settings."""
+        facts = {"quick": self.quick_engine.fingerprint(), "deep": self.deep_engine.fingerprint(),
+                 "prompts": templates_digest(), "grammars": self.grammars(),
+                 "graph": self.settings.model_dump(mode="json")}
+        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+    def run_facts(self) -> dict[str, Any]:
+        """The models of both tiers, the later of their knowledge cutoffs, constrained decoding, sampling."""
+        cutoffs = [c for c in (self.quick_engine.knowledge_cutoff, self.deep_engine.knowledge_cutoff) if c]
+        models = dict.fromkeys([self.quick_engine.model, self.deep_engine.model])
+        return {"policy": " + ".join(models), "quick_model": self.quick_engine.model,
+                "deep_model": self.deep_engine.model, "knowledge_cutoff": max(cutoffs, default=None),
+                "constrained_decoding": self.settings.constrained,
+                "temperature": {"quick": self.settings.quick.temperature, "deep": self.settings.deep.temperature}}
+
+    def decide(self, batch: list[DecisionContext]) -> list[Decision]:
+        return self.pipeline.decide(batch)

@@ -1,0 +1,1 @@
+"""The role factories of the debate graph: `create_<role>(llm, ...) -> node`."""
