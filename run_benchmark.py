@@ -129,6 +129,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     facts = {
         "suite": cfg.name, "tickers": tickers, "seeds": spec.seeds,
         "frameworks": {f.name: f.config_hash for f in frameworks},
+        "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
         "journal_keys": result.journal_keys,
         "configurations_tried": len(frameworks),
         "test_window": [str(spec.start.date()), str(spec.end.date())],

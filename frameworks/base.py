@@ -17,7 +17,7 @@ The README's "Add your own framework" section has a complete plugin in twenty li
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from market.decision import Decision, DecisionContext
 
@@ -40,6 +40,12 @@ class TradingFramework(ABC):
         paths, times or object ids). Default: "" (the config says everything).
         """
         return ""
+
+    def run_facts(self) -> dict[str, Any]:
+        """What `run.json` records about this framework beyond its config, for readers of the run:
+        e.g. an LLM framework's model, its knowledge cutoff, whether decoding was constrained.
+        JSON-serialisable; default: {}."""
+        return {}
 
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:

@@ -156,6 +156,9 @@ class ChatEngine:
 
     engine_id: str = ""
     model: str = ""
+    knowledge_cutoff: str | None = None
+    """YYYY-MM: the latest month the model's training data can cover (its stated cutoff, else its
+    release month, an upper bound); None when unknown. Reports warn when a test window precedes it."""
 
     def __init__(self, cache: ResponseCache | None = None) -> None:
         self.cache = cache

@@ -41,7 +41,7 @@ class MicroBatchingEngine(ChatEngine):
     def __init__(self, inner: ChatEngine, max_wait_s: float = 0.01, max_rows: int = 256) -> None:
         super().__init__(cache=None)
         self.inner = inner
-        self.engine_id, self.model = inner.engine_id, inner.model
+        self.engine_id, self.model, self.knowledge_cutoff = inner.engine_id, inner.model, inner.knowledge_cutoff
         self.max_wait_s = max_wait_s
         self.max_rows = max_rows
         self._queue: queue.Queue[_Call | None] = queue.Queue()

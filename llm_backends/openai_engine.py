@@ -271,10 +271,13 @@ def openai_engine(
     max_retry_after_s: float = 60.0,
     cache: bool = True,
     cache_path: str | None = None,
+    knowledge_cutoff: str | None = None,
 ) -> OpenAIEngine:
     """Hydra factory: an OpenAI-compatible client (the config names the key's variable, never the key)."""
-    return OpenAIEngine(
+    engine = OpenAIEngine(
         base_url, model, api_key_env=api_key_env, max_concurrency=max_concurrency, timeout_s=timeout_s,
         max_retries=max_retries, backoff_s=backoff_s, max_retry_after_s=max_retry_after_s,
         cache=open_cache(cache, cache_path),
     )
+    engine.knowledge_cutoff = knowledge_cutoff
+    return engine

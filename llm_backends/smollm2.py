@@ -89,9 +89,11 @@ def smollm2_engine(
     cache: bool = True,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
+    knowledge_cutoff: str | None = None,
 ) -> ChatEngine:
     """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use)."""
     return transformers_engine(
         str(ensure_converted()), MODEL_NAME, device=device, dtype=dtype, max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=cache, cache_path=cache_path, batch_wait_ms=batch_wait_ms,
+        knowledge_cutoff=knowledge_cutoff,
     )

@@ -242,6 +242,7 @@ def transformers_engine(
     cache: bool = True,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
+    knowledge_cutoff: str | None = None,
 ) -> ChatEngine:
     """Hydra factory: an engine over a local transformers checkpoint folder."""
     model, tokenizer = load_pretrained(path, device, dtype)
@@ -249,4 +250,5 @@ def transformers_engine(
         model, tokenizer, name or Path(path).name, max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=open_cache(cache, cache_path), weights_path=path,
     )
+    engine.knowledge_cutoff = knowledge_cutoff
     return with_microbatching(engine, batch_wait_ms)

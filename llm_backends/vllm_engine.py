@@ -78,7 +78,10 @@ class VLLMEngine(ChatEngine):
         return results
 
 
-def vllm_engine(model: str, cache: bool = True, cache_path: str | None = None, **engine_args: Any) -> VLLMEngine:
+def vllm_engine(model: str, cache: bool = True, cache_path: str | None = None, knowledge_cutoff: str | None = None,
+                **engine_args: Any) -> VLLMEngine:
     """Hydra factory: vLLM offline engine; extra keys (tensor_parallel_size, dtype, ...) go to `vllm.LLM`."""
     import_vllm()
-    return VLLMEngine(model, cache=open_cache(cache, cache_path), **engine_args)
+    engine = VLLMEngine(model, cache=open_cache(cache, cache_path), **engine_args)
+    engine.knowledge_cutoff = knowledge_cutoff
+    return engine
