@@ -30,9 +30,11 @@ from transformers import set_seed
 from frameworks.registry import instantiate_or_explain
 from market.config_keys import typed_config
 from market.errors import ConfigError, DataError, one_line
+from market.data import MarketData
+from market.execution import ExecutionConfig
 from market.splits import Splits
 from single_agent.protocol import load_protocol
-from single_agent.rewards import load_reward_config
+from single_agent.rewards import RewardConfig, load_reward_config
 from training.checkpoints import checkpoint_step, last_checkpoint
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes, supervised_dataset
@@ -40,9 +42,23 @@ from training.grpo import grpo_trainer
 from training.policy_model import initial_policy_folder, load_policy, rollout_engine
 from training.prompt_dataset import labelled_days, prompt_dataset
 from training.trainer_arguments import monitoring_callbacks
+from training.validation import Validation, ValidationSetup
 from training.warm_start import run_warm_start, warm_start_policy
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+def validation_setup(data: MarketData, tickers: list[str], splits: Splits, cfg: DictConfig, config: TrainConfig,
+                     reward: RewardConfig) -> ValidationSetup:
+    """The validation tickers over the last `validation_days` bars of the valid window, under the run's rules."""
+    monitoring = config.monitoring
+    chosen = monitoring.validation_tickers or tickers
+    days = data.trading_days(chosen[0], splits.valid.start, splits.valid.end)
+    start = days[-monitoring.validation_days] if monitoring.validation_days else days[0]
+    execution = typed_config(ExecutionConfig, OmegaConf.to_container(cfg.execution, resolve=True), "execution")
+    return ValidationSetup(data=data, tickers=chosen, start=start, end=days[-1], execution=execution,
+                           protocol=config.protocol, reward=reward, constrained=config.constrained,
+                           informative_tool=config.informative_tool)
 
 
 def train(cfg: DictConfig) -> Path:
@@ -70,13 +86,17 @@ def train(cfg: DictConfig) -> Path:
             model, tokenizer = load_policy(start, config.model)
             demonstrations = demonstration_episodes(
                 rollout_engine(model, tokenizer, "demonstrations"), protocol, data, train_days,
-                config.warm_start.episodes, seed, randomise=config.warm_start.demonstrations == "expert_random")
+                config.warm_start.episodes, seed, randomise=config.warm_start.demonstrations == "expert_random",
+                terse=config.warm_start.terse)
             run_warm_start(model, tokenizer, supervised_dataset(demonstrations), config, output_dir, seed)
         start = warm_start_policy(output_dir)
 
     model, tokenizer = load_policy(start, config.model)
     resume = last_checkpoint(output_dir)
     callbacks = monitoring_callbacks(output_dir, config.monitoring, checkpoint_step(resume))
+    if config.monitoring.validate_every:
+        setup = validation_setup(data, tickers, splits, cfg, config, reward)
+        callbacks.append(Validation(setup, output_dir, start, config.monitoring.validate_every, checkpoint_step(resume)))
     trainer = grpo_trainer(model, tokenizer, prompt_dataset(train_days, protocol), config, protocol, reward, data,
                            output_dir, seed, callbacks)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)

@@ -76,9 +76,12 @@ class WarmStartConfig(_Strict):
 
     enabled: bool
     demonstrations: Literal["expert_random", "expert"] = "expert_random"
+    terse: bool = Field(default=False, description="thinks that only name the step (training.demonstrations)")
     episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
     epochs: float = Field(gt=0)
     learning_rate: float = Field(gt=0)
+    lr_scheduler_type: str
+    warmup_steps: int = Field(ge=0)
     batch_size: int = Field(ge=1, description="sequences per optimizer step")
     micro_batch_size: int = Field(ge=1)
 
@@ -176,3 +179,11 @@ class TrainConfig(_Strict):
     checkpoints: CheckpointConfig
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
     tool_curriculum: ToolCurriculum | None
+
+    @model_validator(mode="after")
+    def _validation_at_checkpoints(self) -> "TrainConfig":
+        every = self.monitoring.validate_every
+        if every and every % self.checkpoints.save_steps:
+            raise ValueError(f"monitoring.validate_every ({every}) must be a multiple of checkpoints.save_steps "
+                             f"({self.checkpoints.save_steps}): a validation trades a saved checkpoint")
+        return self

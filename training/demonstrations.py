@@ -6,8 +6,12 @@ model (`single_agent.scripted_policy.expert_policy`), with the policy's tokenize
 template, on a tool set bound to each day's point-in-time view. With `randomise` its tool
 choice (after the required tools) and its answer are drawn at random from (seed, ticker, date):
 such demonstrations teach the protocol's format and nothing about which tool matters or what
-to answer. As a supervised example an episode is `input_ids` = prompt + completion ids with
-`assistant_masks` = 0 on the prompt and on tool/template tokens, 1 on the expert's own tokens.
+to answer. With `terse` thinks, each turn's think only names the step it takes
+(`Next: <tool>.` before a call, `I <verb>.` before the answer) instead of restating the last
+result's numbers: the plan and the answers stay the expert's, while a small model need not
+learn to copy digits and its rollouts are several times shorter. As a supervised example an
+episode is `input_ids` = prompt + completion ids with `assistant_masks` = 0 on the prompt and on
+tool/template tokens, 1 on the expert's own tokens.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 from datasets import Dataset
 
+from llm_backends.tool_calls import render_tool_call
 from llm_backends.types import SamplingParams
 from market.data import MarketData
 from market.view import MarketView
@@ -23,14 +28,27 @@ from single_agent.expert import ExpertConfig, ScriptedExpert
 from single_agent.offered_tools import protocol_toolset
 from single_agent.protocol import Protocol
 from single_agent.rollout import EpisodeStart, TokenPolicy, roll_out
-from single_agent.scripted_policy import expert_policy
+from single_agent.parser import parse_step
+from single_agent.scripted_policy import ScriptedPolicy, expert_policy
+from single_agent.tags import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
+
+
+def terse_turn(text: str, protocol: Protocol) -> str:
+    """The turn `text` (a well-formed call or answer) with a think that only names its step."""
+    step = parse_step(text, protocol.tools)
+    if step.answer is not None:
+        return f"{THINK_OPEN}I {step.answer.value.lower()}.{THINK_CLOSE}\n{ANSWER_OPEN}{step.answer.value}{ANSWER_CLOSE}"
+    call = step.calls[0]
+    return f"{THINK_OPEN}Next: {call.name}.{THINK_CLOSE}\n{render_tool_call(call.name, call.arguments)}"
 
 
 def demonstration_episodes(renderer: TokenPolicy, protocol: Protocol, data: MarketData, days: pd.DataFrame,
-                           count: int, seed: int, randomise: bool) -> list[Episode]:
+                           count: int, seed: int, randomise: bool, terse: bool) -> list[Episode]:
     """The expert's episodes on `count` distinct days drawn from `days` (columns ticker, date) with `seed`."""
     chosen = days.sample(n=min(count, len(days)), random_state=seed)
-    expert = expert_policy(ScriptedExpert(protocol, ExpertConfig(randomise=randomise, seed=seed)), renderer)
+    scripted = ScriptedExpert(protocol, ExpertConfig(randomise=randomise, seed=seed))
+    expert = expert_policy(scripted, renderer) if not terse else \
+        ScriptedPolicy(lambda episode: terse_turn(scripted.next_text(episode), protocol), renderer, "terse-expert")
     starts = [EpisodeStart(ticker=row.ticker, date=row.date, seed=seed,
                            toolset=protocol_toolset(protocol, MarketView(data, row.date)))
               for row in chosen.itertuples(index=False)]

@@ -24,7 +24,7 @@ def shared_arguments(output_dir: Path, model_dtype: torch.dtype, model: ModelCon
         "output_dir": str(output_dir),
         "seed": seed,
         "bf16": model_dtype == torch.bfloat16,
-        "gradient_checkpointing": model.gradient_checkpointing,
+        "activation_checkpointing": model.gradient_checkpointing,
         "logging_steps": monitoring.logging_steps,
         "report_to": [],
         "save_strategy": "steps",
