@@ -76,7 +76,7 @@ class WarmStartConfig(_Strict):
 
     enabled: bool
     demonstrations: Literal["expert_random", "expert"] = "expert_random"
-    terse: bool = Field(default=False, description="thinks that only name the step (training.demonstrations)")
+    terse: bool = Field(default=False, description="call turns whose think only names the call (training.demonstrations)")
     episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
     epochs: float = Field(gt=0)
     learning_rate: float = Field(gt=0)

@@ -6,10 +6,10 @@ model (`single_agent.scripted_policy.expert_policy`), with the policy's tokenize
 template, on a tool set bound to each day's point-in-time view. With `randomise` its tool
 choice (after the required tools) and its answer are drawn at random from (seed, ticker, date):
 such demonstrations teach the protocol's format and nothing about which tool matters or what
-to answer. With `terse` thinks, each turn's think only names the step it takes
-(`Next: <tool>.` before a call, `I <verb>.` before the answer) instead of restating the last
-result's numbers: the plan and the answers stay the expert's, while a small model need not
-learn to copy digits and its rollouts are several times shorter. As a supervised example an
+to answer. With `terse` call turns, a call's think only names the step (`Next: <tool>.`)
+instead of restating the last result's numbers, while the answer turn keeps the expert's think,
+which restates the last result before the answer: rollouts are several times shorter, and the
+one restatement left is where reading a result meets the answer. As a supervised example an
 episode is `input_ids` = prompt + completion ids with `assistant_masks` = 0 on the prompt and on
 tool/template tokens, 1 on the expert's own tokens.
 """
@@ -30,14 +30,14 @@ from single_agent.protocol import Protocol
 from single_agent.rollout import EpisodeStart, TokenPolicy, roll_out
 from single_agent.parser import parse_step
 from single_agent.scripted_policy import ScriptedPolicy, expert_policy
-from single_agent.tags import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
+from single_agent.tags import THINK_CLOSE, THINK_OPEN
 
 
 def terse_turn(text: str, protocol: Protocol) -> str:
-    """The turn `text` (a well-formed call or answer) with a think that only names its step."""
+    """The turn `text` with a think that only names its call (`Next: <tool>.`); an answer turn as it is."""
     step = parse_step(text, protocol.tools)
-    if step.answer is not None:
-        return f"{THINK_OPEN}I {step.answer.value.lower()}.{THINK_CLOSE}\n{ANSWER_OPEN}{step.answer.value}{ANSWER_CLOSE}"
+    if not step.calls:
+        return text
     call = step.calls[0]
     return f"{THINK_OPEN}Next: {call.name}.{THINK_CLOSE}\n{render_tool_call(call.name, call.arguments)}"
 

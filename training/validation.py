@@ -38,6 +38,9 @@ from single_agent.rewards import RewardConfig, regime_label, result_reward
 from training.checkpoints import POLICY_DIR, checkpoint_dir
 
 FRAMEWORK = "alphaquanter"
+ENGINE_OVERRIDES = {"batch_wait_ms": 0, "kv_cache_mb": 512}
+"""No micro-batching thread (a new thread's torch runs on every core, not on the trainer's
+`torch_threads`: several times slower on a busy 2-core machine) and a smaller prefix store."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,8 @@ def validate_policy(policy: Path, setup: ValidationSetup, run_dir: Path) -> dict
     """Trade `policy` over the setup's window into `run_dir`; the scores of the module docstring."""
     started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
-    agent = SingleAgent(llm=None, checkpoint=str(policy), protocol=setup.protocol, reward=setup.reward.name,
-                        constrained=setup.constrained, temperature=0.0)
+    agent = SingleAgent(llm=None, llm_overrides=ENGINE_OVERRIDES, checkpoint=str(policy), protocol=setup.protocol,
+                        reward=setup.reward.name, constrained=setup.constrained, temperature=0.0)
     entry = FrameworkEntry(name=FRAMEWORK, framework=agent, config_hash="validation", fingerprint=agent.fingerprint())
     spec = RunSpec(tickers=setup.tickers, seeds=[0], start=setup.start, end=setup.end, execution=setup.execution)
     with Journal(run_dir / "journal.sqlite") as journal:

@@ -28,9 +28,8 @@ def test_a_terse_turn_keeps_the_step(compact):
     call = parse_step(terse_turn('<think>last_close 92.7</think>\n<tool_call>\n{"name": "get_news_data", '
                                  '"arguments": {"ticker": "ALFA"}}\n</tool_call>', compact), compact.tools)
     assert call.think == "Next: get_news_data." and call.calls[0].name == "get_news_data" and not call.failures
-    answer = parse_step(terse_turn("<think>mean_sentiment -0.3 says sell.</think>\n<answer>SELL</answer>", compact),
-                        compact.tools)
-    assert answer.think == "I sell." and answer.answer.value == "SELL" and not answer.failures
+    answer = "<think>get_news_data says: mean_sentiment -0.3. I sell.</think>\n<answer>SELL</answer>"
+    assert terse_turn(answer, compact) == answer
 
 
 @pytest.mark.parametrize("terse", [False, True])
@@ -41,8 +40,9 @@ def test_randomised_demonstrations_follow_the_plan_and_mask_only_the_expert(rend
         names = [x.call.name for x in episode.exchanges]
         assert names[:2] == list(compact.required_tools) and len(names) == 3
         assert episode.end_reason == "answer" and not episode.parse_failures()
-    thinks = [turn.step.think for e in episodes for turn in e.turns]
-    assert all(t.startswith(("Next: ", "I ")) for t in thinks) == terse
+    call_thinks = [turn.step.think for e in episodes for turn in e.turns if turn.step.calls]
+    assert all(t.startswith("Next: ") for t in call_thinks) == terse
+    assert all(e.turns[-1].step.think.startswith(f"{e.exchanges[-1].call.name} says: ") for e in episodes)
     examples = supervised_dataset(episodes)
     for example, episode in zip(examples, episodes):
         assert len(example["input_ids"]) == len(example["assistant_masks"])
