@@ -1,8 +1,8 @@
 """Run a TradeDuel suite: frameworks × tickers × seeds on one market under one set of rules.
 
-    python run_benchmark.py                       # the quick suite: 4 embedded stocks, half a year,
-                                                  # the rule baselines; about 10 s on a 2-core CPU
-    python run_benchmark.py +suite=rules          # the same rule run under its own name
+    python run_benchmark.py                       # the quick suite, the duel: rule baselines and the
+                                                  # single agent (SmolLM2) on 2 embedded stocks x 8 days
+    python run_benchmark.py +suite=rules          # the rule baselines: 4 embedded stocks, half a year
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
     python run_benchmark.py -m +suite=smoke execution.fee_bps=0,10   # a sweep
@@ -33,19 +33,16 @@ from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
 from market.journal import Journal
 from market.outputs import write_episodes
-from market.runner import EPISODE_KEYS, EpisodeRunner, RunSpec, warn_on_stderr
+from market.runner import EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
+from metrics.agent_rows import agent_section, agent_warnings
 from metrics.report import write_report
+from metrics.rundir import load_run
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-
-REPORT_MIN_BARS = 20
-"""Test windows shorter than this (about a month of daily bars) get the metrics table only: the
-report's bootstrap CIs, SPA and MCS mean little on a few days, and fail or warn below ~10."""
-
 
 def listed(cfg: DictConfig, name: str, kind: type) -> list:
     """`cfg[name]` as a list of `kind` (a single value is a list of one: `tickers=NVDA`); the
@@ -82,25 +79,31 @@ def plain(node: DictConfig) -> dict:
 
 
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
-    """summary.md without the report: the metrics table, averages over tickers first."""
+    """summary.md without the report: the metrics table, averages over tickers first, then the
+    agents' section (`metrics.agent_rows`) when LLM frameworks ran."""
     averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
+    agents = agent_section(load_run(path.parent), path.parent / "tables")
     path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
                     f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
-                    f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n")
+                    f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")
 
 
-def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, shortest: int) -> str:
-    """Write the report (or, without `report` or for an episode under `REPORT_MIN_BARS` bars,
-    the metrics summary); returns what the run directory now holds, for the last line."""
-    if report and shortest < REPORT_MIN_BARS:
-        warn_on_stderr(f"the test window holds {shortest} bars; the report's statistics need at least "
-                       f"{REPORT_MIN_BARS}, so summary.md holds the metrics table only")
-    if report and shortest >= REPORT_MIN_BARS:
+def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool) -> str:
+    """Write the report (or, without `report`, the metrics summary); returns what the run
+    directory now holds, for the last line. The report says itself which statistics a short
+    window is too short for."""
+    if report:
         print("writing the report: statistics, tables and plots ...", flush=True)
         write_report(run_dir)
         return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
     write_metrics_summary(run_dir / "summary.md", title, table)
     return "metrics.csv and summary.md"
+
+
+def warn_about_agents(run_dir: Path) -> None:
+    """Print the agents' warnings (knowledge cutoff, constrained decoding) on stderr."""
+    for line in agent_warnings(load_run(run_dir)):
+        warn_on_stderr(line)
 
 
 def run(cfg: DictConfig, run_dir: Path) -> Path:
@@ -141,9 +144,9 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     }
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
-    shortest = int(equity.groupby(list(EPISODE_KEYS)).size().min())
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
-    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report), shortest)} in {run_dir}")
+    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
+    warn_about_agents(run_dir)
     return run_dir / "metrics.csv"
 
 

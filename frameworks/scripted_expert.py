@@ -11,6 +11,7 @@ default, `tiny`, builds in about a second); the tokenizer changes token counts, 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from frameworks.protocol_agent import ProtocolAgent
 from llm_backends.configs import load_engine
@@ -28,6 +29,10 @@ class ScriptedExpertAgent(ProtocolAgent):
                                                                  threshold=threshold))
         self.renderer = load_engine(tokenizer_llm)
         self.policy = expert_policy(self.expert, self.renderer)
+
+    def run_facts(self) -> dict[str, Any]:
+        """As a model's, with constrained decoding not applicable (None): the expert writes grammar-valid turns."""
+        return {**super().run_facts(), "constrained_decoding": None}
 
     def policy_identity(self) -> str:
         """SHA-256 over the expert's config and the tokenizer engine's fingerprint."""

@@ -46,7 +46,7 @@ class SingleAgent(ProtocolAgent):
         elif llm is not None:
             engine = load_engine(llm, overrides)
         else:
-            raise ConfigError("name a backbone (llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
+            raise ValueError("name a backbone (llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
         if not has_token_interface(engine):
             raise ConfigError(f"llm {llm}: {type(engine).__name__} does not take token ids; the single agent plays "
                               "in token ids, which local engines offer (smollm2, tiny, transformers)")

@@ -5,7 +5,9 @@ its own tools and sampling parameters), serves what it can from the response cac
 concrete engine for the rest in one call, stores the new results and counts every result in
 `engine.usage`. Concrete engines implement `_generate_rows` (rows may differ in tools and
 parameters: one batch) or, when every call must share them, `_generate` (the rows are then
-grouped by tools and parameters, one `_generate` call per group).
+grouped by tools and parameters, one `_generate` call per group). `replay` and `remember` are
+the cache's two steps on their own, for a caller that decodes rows itself (the HTTP server
+streaming tokens).
 
 Identical sampled requests inside one call are numbered (`occurrence` 0, 1, 2, ...): copy n > 0
 of a seeded request samples with `repeat_seed(seed, n)`, so n rollouts of one prompt are n
@@ -202,34 +204,48 @@ class ChatEngine:
         if not rows:
             return []
         start = time.perf_counter()
-        results = self._generate_rows(rows) if self.cache is None else self._generate_cached(rows, self.cache)
+        results = self._generate_cached(rows)
         self.usage.add(results, time.perf_counter() - start)
         return results
 
-    def _generate_cached(self, rows: list[ChatRow], cache: ResponseCache) -> list[ChatResult]:
-        """Replay reproducible rows from the cache, generate the rest, store what may be stored.
-
-        Unseeded sampled rows are neither looked up nor stored; results with an `error` are not
-        stored.
-        """
-        start = time.perf_counter()
+    def _cache_keys(self, rows: list[ChatRow]) -> list[str | None]:
+        """The response-cache key of each reproducible row; None for unseeded sampled rows."""
         fingerprint = self.fingerprint()
-        keys = [cache_key(fingerprint, row.identity, row.occurrence) if row.params.reproducible else None for row in rows]
-        hits = cache.get_many([k for k in keys if k is not None])
+        return [cache_key(fingerprint, row.identity, row.occurrence) if row.params.reproducible else None for row in rows]
+
+    def replay(self, rows: list[ChatRow]) -> list[ChatResult | None]:
+        """The cached result of each row, None where there is none (no cache, unseeded sampled row, not stored yet).
+
+        Callers that generate rows themselves (a server decoding token by token) replay first
+        and `remember` what they generated, as `generate_rows` does.
+        """
+        if self.cache is None:
+            return [None] * len(rows)
+        start = time.perf_counter()
+        keys = self._cache_keys(rows)
+        hits = self.cache.get_many([k for k in keys if k is not None])
         lookup_s = time.perf_counter() - start
-        results: list[ChatResult | None] = [
-            hits[k].model_copy(update={"latency_s": lookup_s}) if k in hits else None for k in keys
-        ]
+        return [hits[k].model_copy(update={"latency_s": lookup_s}) if k in hits else None for k in keys]
+
+    def remember(self, rows: list[ChatRow], results: list[ChatResult]) -> None:
+        """Store the fresh results of reproducible rows, except those that failed or were cancelled."""
+        if self.cache is None:
+            return
+        keep = {
+            key: (self.engine_id, result)
+            for key, result in zip(self._cache_keys(rows), results)
+            if key is not None and result.error is None and result.finish_reason != "cancelled"
+        }
+        if keep:
+            self.cache.put_many(keep)
+
+    def _generate_cached(self, rows: list[ChatRow]) -> list[ChatResult]:
+        """Replay what the cache holds, generate the rest, store what may be stored."""
+        results = self.replay(rows)
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
             fresh = self._generate_rows([rows[i] for i in todo])
-            keep = {
-                keys[i]: (self.engine_id, r)
-                for i, r in zip(todo, fresh)
-                if keys[i] is not None and getattr(r, "error", None) is None
-            }
-            if keep:
-                cache.put_many(keep)
+            self.remember([rows[i] for i in todo], fresh)
             for i, r in zip(todo, fresh):
                 results[i] = r
         return [r for r in results if r is not None]

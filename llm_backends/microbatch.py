@@ -61,6 +61,14 @@ class MicroBatchingEngine(ChatEngine):
         """The inner engine's fingerprint."""
         return self.inner.fingerprint()
 
+    def replay(self, rows: list[ChatRow]) -> list[ChatResult | None]:
+        """The inner engine's cached results (it holds the cache)."""
+        return self.inner.replay(rows)
+
+    def remember(self, rows: list[ChatRow], results: list[ChatResult]) -> None:
+        """Stored in the inner engine's cache."""
+        self.inner.remember(rows, results)
+
     def _submit(self, call: _Call) -> Any:
         self._queue.put(call)
         return call.future.result()

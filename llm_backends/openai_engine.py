@@ -3,7 +3,13 @@
 Built on httpx (already a dependency; one pooled, thread-safe client, explicit timeouts)
 rather than the `openai` package, which would add a dependency for one endpoint. Requests run
 on one thread pool per engine, so at most `max_concurrency` are in flight however many threads
-call the engine.
+call the engine; the rows of one call go out together whatever their tools and parameters.
+
+A grammar (`SamplingParams.grammar`, llguidance's Lark dialect) is sent as vLLM's
+`structured_outputs: {"grammar": ...}` (vLLM >= 0.12, started with the `guidance` backend, and
+`llm_backends.serve` honour it). A server that does not know the field refuses the request
+(OpenAI's API answers 400), which becomes that conversation's `error`: a grammar is never
+dropped by this client.
 
 Each conversation is its own request and gets its own result: a failure becomes that result's
 `error` (the URL, the HTTP status and the server's message, or the transport error, or what is
@@ -31,7 +37,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from llm_backends.cache import ResponseCache, open_cache
-from llm_backends.engine import ChatEngine
+from llm_backends.engine import ChatEngine, ChatRow
 from llm_backends.messages import for_wire
 from llm_backends.tool_calls import parse_tool_calls, render_tool_call
 from llm_backends.types import ChatResult, Conversation, SamplingParams, ToolSchema
@@ -99,6 +105,8 @@ def request_body(model: str, conversation: Conversation, tools: list[ToolSchema]
         body["stop"] = list(params.stop)
     if params.seed is not None:
         body["seed"] = params.seed
+    if params.grammar is not None:
+        body["structured_outputs"] = {"grammar": params.grammar}
     if tools:
         body["tools"] = tools
     return body
@@ -179,13 +187,9 @@ class OpenAIEngine(ChatEngine):
         )
         self._pool = ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="llm-http")
 
-    def _generate(
-        self,
-        conversations: list[Conversation],
-        tools: list[ToolSchema] | None,
-        params: SamplingParams,
-    ) -> list[ChatResult]:
-        return list(self._pool.map(lambda c: self._complete(request_body(self.model, c, tools, params)), conversations))
+    def _generate_rows(self, rows: list[ChatRow]) -> list[ChatResult]:
+        """One request per row, all submitted at once (each with its own tools and parameters)."""
+        return list(self._pool.map(lambda row: self._complete(request_body(self.model, row.conversation, row.tools, row.params)), rows))
 
     def _complete(self, body: dict[str, Any]) -> ChatResult:
         """POST one request with retries: its answer, or a result whose `error` says why there is none."""

@@ -63,16 +63,25 @@ def parse_tool_call(body: str, call_id_: str) -> ToolCall:
     return ToolCall(id=call_id_, name=name, arguments=arguments)
 
 
+def read_block(body: str, index: int, call_id_: str) -> ToolCall | str:
+    """The call inside the `index`-th block (its text between the tags), or the failure line saying why it does not parse."""
+    body = body.strip()
+    try:
+        return parse_tool_call(body, call_id_)
+    except ValueError as err:
+        return f"tool call {index}: {err}: {body[:200]!r}"
+
+
 def parse_tool_calls(text: str) -> tuple[list[ToolCall], list[str]]:
     """All tool calls in `text`, and one failure line per block that did not parse."""
     calls: list[ToolCall] = []
     failures: list[str] = []
     for index, match in enumerate(_BLOCK.finditer(text)):
-        body = match.group(1).strip()
-        try:
-            calls.append(parse_tool_call(body, call_id(text, index)))
-        except ValueError as err:
-            failures.append(f"tool call {index}: {err}: {body[:200]!r}")
+        read = read_block(match.group(1), index, call_id(text, index))
+        if isinstance(read, ToolCall):
+            calls.append(read)
+        else:
+            failures.append(read)
     return calls, failures
 
 

@@ -212,9 +212,9 @@ class TransformersEngine(ChatEngine):
 
     def _generate_rows(self, rows: list[ChatRow]) -> list[ChatResult]:
         requests = [TokenRequest(self.render_ids(row.conversation, row.tools), row.params) for row in rows]
-        return [self._chat_result(result) for result in self._run_tokens(requests)]
+        return [self.chat_result(result) for result in self._run_tokens(requests)]
 
-    def _chat_result(self, result: TokenResult) -> ChatResult:
+    def chat_result(self, result: TokenResult) -> ChatResult:
         """A chat result from a token result: tool calls parsed from the text."""
         calls, failures = parse_tool_calls(result.text)
         return ChatResult(

@@ -10,10 +10,13 @@ dropped before anything is computed, so T counts the observed periods only (empy
 ==========  ===================================================  ==========================
 name        formula                                              vs empyrical-reloaded
 ==========  ===================================================  ==========================
+TR          V_T / V_0 - 1 = prod(1 + r_t) - 1, the period's     ``cum_returns_final``
+            total return                                         (equal)
 ARR         (V_T / V_0)^(P / T) - 1 = (prod(1 + r_t))^(P/T) - 1  ``annual_return`` (equal)
-SR          mean(r) / std(r, ddof=1), per period, NOT annualised paper's SR; empyrical has
-                                                                 only the annualised one
-SR_ann      SR * sqrt(P)                                         ``sharpe_ratio`` (equal)
+SR_day      mean(r) / std(r, ddof=1), per period, NOT            ``sharpe_ratio(annualization
+            annualised (what PSR and DSR are defined on)         =1)`` (equal)
+SR_ann      SR_day * sqrt(P): the paper's SR (AlphaQuanter's     ``sharpe_ratio`` (equal)
+            tables are on this scale)
 MDD         max_t (1 - V_t / max_{s<=t} V_s), a positive         ``max_drawdown`` is the
             fraction (0.25 = a 25 % fall from the peak)          same number, negative
 Calmar      ARR / MDD                                            ``calmar_ratio`` (equal)
@@ -23,7 +26,7 @@ Sortino     mean(r - m) * P / (DD * sqrt(P)), annualised, with   ``sortino_ratio
 Vol         std(r, ddof=1) * sqrt(P)                             ``annual_volatility``
 ==========  ===================================================  ==========================
 
-The ``*_columns`` functions compute ARR, SR, std and MDD of every column of a (T, k) array
+The ``*_columns`` functions compute TR, ARR, SR_day, std and MDD of every column of a (T, k) array
 at once (NaN = missing day), for the bootstraps; the one-series functions call them.
 
 Degenerate inputs never raise; they follow one rule, written in :func:`ratio`:
@@ -31,7 +34,7 @@ a ratio whose numerator is exactly 0 is 0 (flat equity: SR = Sortino = Calmar = 
 empyrical gives NaN — a framework that never trades scores a plain zero, so ``AVG`` rows
 stay finite); a ratio with a zero or undefined denominator and a non-zero numerator is NaN
 (empyrical gives NaN or inf). A statistic that needs two returns (std) is NaN with fewer
-(so SR, SR_ann and Vol of a one-day series are NaN, as in empyrical). With no return at all
+(so SR_day, SR_ann and Vol of a one-day series are NaN, as in empyrical). With no return at all
 (T = 0) ARR is NaN and MDD is 0. A total loss or worse (V_T <= 0) has ARR = -1.
 """
 
@@ -43,7 +46,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-METRIC_KEYS: tuple[str, ...] = ("ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades")
+METRIC_KEYS: tuple[str, ...] = ("TR", "ARR", "SR_day", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades")
 """The columns of ``metrics.csv`` after ``framework, ticker, seed``, in order."""
 
 
@@ -72,9 +75,8 @@ def ratio(numerator: float, denominator: float) -> float:
 
 
 def total_return(returns: Iterable[float]) -> float:
-    """Cumulative simple return V_T / V_0 - 1 = prod(1 + r_t) - 1 (0 for no returns)."""
-    r = clean_returns(returns)
-    return float(np.prod(1.0 + r) - 1.0)
+    """TR = V_T / V_0 - 1 = prod(1 + r_t) - 1, the period's cumulative simple return (0 for no returns)."""
+    return float(total_return_columns(clean_returns(returns))[0])
 
 
 def as_columns(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,6 +97,12 @@ def annual_return_columns(returns: np.ndarray, periods_per_year: float = 252.0) 
     return np.where(periods == 0, np.nan, np.where(growth <= 0.0, -1.0, arr))
 
 
+def total_return_columns(returns: np.ndarray) -> np.ndarray:
+    """TR of each column: prod of present (1 + r_t) - 1 (0 for a column without returns)."""
+    panel, present = as_columns(returns)
+    return np.prod(np.where(present, 1.0 + panel, 1.0), axis=0) - 1.0
+
+
 def std_columns(returns: np.ndarray) -> np.ndarray:
     """Sample std (ddof=1) of each column's present values; exactly 0 if they are all equal, NaN for fewer than 2."""
     panel, present = as_columns(returns)
@@ -108,7 +116,7 @@ def std_columns(returns: np.ndarray) -> np.ndarray:
 
 
 def sharpe_ratio_columns(returns: np.ndarray) -> np.ndarray:
-    """The paper's SR of each column = mean / std(ddof=1) per period, with the zero-numerator rule of :func:`ratio`."""
+    """SR_day of each column = mean / std(ddof=1) per period, with the zero-numerator rule of :func:`ratio`."""
     panel, present = as_columns(returns)
     periods = present.sum(axis=0)
     std = std_columns(panel)
@@ -132,12 +140,12 @@ def annual_return(returns: Iterable[float], periods_per_year: float = 252.0) -> 
 
 
 def sharpe_ratio(returns: Iterable[float]) -> float:
-    """The paper's SR = mean(r) / std(r, ddof=1), per period, not annualised, risk-free rate 0."""
+    """SR_day = mean(r) / std(r, ddof=1), per period, not annualised, risk-free rate 0."""
     return float(sharpe_ratio_columns(clean_returns(returns))[0])
 
 
 def sharpe_ratio_annual(returns: Iterable[float], periods_per_year: float = 252.0) -> float:
-    """SR_ann = SR * sqrt(P)."""
+    """SR_ann = SR_day * sqrt(P), the paper's SR."""
     return sharpe_ratio(returns) * math.sqrt(periods_per_year)
 
 
@@ -178,7 +186,7 @@ def annual_volatility(returns: Iterable[float], periods_per_year: float = 252.0)
 
 
 def metrics_row(equity: pd.Series, trades: int, periods_per_year: float = 252.0) -> dict[str, float]:
-    """The ``metrics.csv`` row of one equity curve: ARR, SR, SR_ann, MDD, Calmar, Sortino, Vol, Trades.
+    """The ``metrics.csv`` row of one equity curve: TR, ARR, SR_day, SR_ann, MDD, Calmar, Sortino, Vol, Trades.
 
     ``equity`` is marked at each bar's close and starts with the initial cash (V_0); its
     returns are ``equity.pct_change()``. ``trades`` is the number of fills. Never raises on
@@ -186,8 +194,9 @@ def metrics_row(equity: pd.Series, trades: int, periods_per_year: float = 252.0)
     """
     r = simple_returns(equity)
     return {
+        "TR": total_return(r),
         "ARR": annual_return(r, periods_per_year),
-        "SR": sharpe_ratio(r),
+        "SR_day": sharpe_ratio(r),
         "SR_ann": sharpe_ratio_annual(r, periods_per_year),
         "MDD": max_drawdown(r),
         "Calmar": calmar_ratio(r, periods_per_year),

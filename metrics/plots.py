@@ -77,7 +77,7 @@ def _panel_plot(run: Run, values: pd.DataFrame, benchmark: str, ylabel: str, tit
                                   color=styles[framework]["color"], alpha=0.15, linewidth=0)
         axis.set_title(ticker)
         axis.grid(alpha=0.3)
-        axis.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=6))
+        axis.xaxis.set_major_locator(mdates.AutoDateLocator(minticks=2, maxticks=6))
         axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(axis.xaxis.get_major_locator()))
     columns = grid_columns(len(run.tickers))
     for axis in axes[::columns]:

@@ -57,11 +57,15 @@ def confusion_matrix(actions: pd.Series, regimes: pd.Series) -> pd.DataFrame:
     return matrix.reindex(index=list(REGIMES), columns=list(ACTIONS), fill_value=0).astype(int)
 
 
+def regime_hits(matrix: pd.DataFrame) -> int:
+    """Labelled decisions whose action matches the regime (the diagonal)."""
+    return sum(int(matrix.loc[regime, action]) for regime, action in ACTION_OF_REGIME.items())
+
+
 def regime_accuracy(matrix: pd.DataFrame) -> float:
     """Share of labelled decisions whose action matches the regime; NaN for no labelled decision."""
     total = int(matrix.to_numpy().sum())
-    hits = sum(int(matrix.loc[regime, action]) for regime, action in ACTION_OF_REGIME.items())
-    return hits / total if total else math.nan
+    return regime_hits(matrix) / total if total else math.nan
 
 
 def macro_f1(matrix: pd.DataFrame) -> float:

@@ -1,8 +1,11 @@
-"""The report's tables, built from a loaded run: main (paper layout), activity, efficiency, regime, seeds.
+"""The report's tables, built from a loaded run: main, activity, metrics, efficiency, regime, seeds.
 
 Point values come from ``metrics.csv`` (averaged over seeds); CIs come from the stationary
 bootstrap of the episodes' daily returns (:mod:`metrics.bootstrap`), resampling days jointly
-across every ticker and seed of a cell. Cells are formatted strings (see :mod:`metrics.tables`).
+across every ticker and seed of a cell. A "mean" column is the plain mean over tickers of the
+per-ticker values (the paper's "average"), not a value of the equal-weight portfolio the tests
+use (that one is in the portfolio table). Cells are formatted strings (see :mod:`metrics.tables`);
+a rate prints with its count and is suppressed below ``min_count``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm, mean_difference_test
 from metrics.rundir import Run, portfolio_returns
 from metrics.seeds import aggregate_seeds
-from metrics.tables import format_ci, format_columns, format_value
+from metrics.tables import format_ci, format_columns, format_rate, format_value
+
+MIN_COUNT = 5
+"""Default fewest cases behind a printed rate (win rates, accuracies, agreement)."""
 
 
 def seed_means(run: Run) -> pd.DataFrame:
@@ -42,12 +48,10 @@ def _ticker_mean_returns(returns: pd.DataFrame, framework: str, ticker: str) -> 
     return returns[framework][ticker].mean(axis=1)
 
 
-def arr_markers(
-    run: Run, returns: pd.DataFrame, benchmark: str, reps: int, seed: int
-) -> dict[tuple[str, str], str]:
-    """Holm-adjusted markers of every (framework, ticker or AVG) ARR cell vs the benchmark.
+def return_markers(run: Run, returns: pd.DataFrame, benchmark: str) -> dict[tuple[str, str], str]:
+    """Holm-adjusted markers of every (framework, ticker or AVG) cell vs the benchmark.
 
-    Each cell's test is the bootstrap test of the mean daily return difference between the
+    Each cell's test is the paired test of the mean daily return difference between the
     framework and the benchmark on that ticker (seed-averaged returns; for AVG the
     equal-weight portfolio of all tickers); the Holm family is every cell of the table.
     """
@@ -65,75 +69,92 @@ def arr_markers(
                 ours = _ticker_mean_returns(returns, framework, ticker)
                 theirs = _ticker_mean_returns(returns, benchmark, ticker)
             cells.append((framework, ticker))
-            p_values.append(mean_difference_test(ours.to_numpy(), theirs.to_numpy(), reps, seed)[1])
+            p_values.append(mean_difference_test(ours.to_numpy(), theirs.to_numpy()).pvalue)
     return {cell: significance_marker(p) for cell, p in zip(cells, holm(p_values))}
 
 
+def seed_spread(run: Run, framework: str, metric: str = "TR", scale: float = 100.0) -> str:
+    """``min .. max (n seeds)`` of the mean-over-tickers ``metric`` of each seed; ``1 seed`` for one."""
+    averages = run.metrics.query("framework == @framework and ticker == @AVERAGE_TICKER")[metric]
+    if len(averages) < 2:
+        return "1 seed"
+    digits = 1 if scale == 100.0 else 2
+    low, high = format_value(averages.min(), scale, digits), format_value(averages.max(), scale, digits)
+    return f"{low} .. {high} ({len(averages)} seeds)"
+
+
 def main_table(run: Run, returns: pd.DataFrame, benchmark: str, reps: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Rows = frameworks; columns = ARR % per ticker, Avg ARR %, SR, MDD %; each ``value [95 % CI]marker``."""
+    """Rows = frameworks; per-ticker TR %, then means over tickers of TR %, ARR %, SR_ann, MDD % with CIs, seed range.
+
+    Each cell is ``value [95 % CI]marker``; the marker is the Holm-adjusted test of the mean daily
+    return against the benchmark on that ticker (on the equal-weight portfolio for the mean TR).
+    """
     means = seed_means(run)
-    markers = arr_markers(run, returns, benchmark, reps, seed)
+    markers = return_markers(run, returns, benchmark)
     periods = run.periods_per_year
     rows = {}
     for framework in run.frameworks:
         row = {}
         for ticker in run.tickers:
-            ci = average_metric_cis(returns[framework][[ticker]], periods, reps, seed)["ARR"]
-            marker = markers.get((framework, ticker), "")
-            value = means.loc[(framework, ticker), "ARR"]
-            row[f"{ticker} ARR %"] = format_ci(value, *ci, scale=100, digits=1, marker=marker)
+            ci = average_metric_cis(returns[framework][[ticker]], periods, reps, seed)["TR"]
+            row[f"{ticker} TR %"] = format_ci(means.loc[(framework, ticker), "TR"], *ci, scale=100,
+                                              marker=markers.get((framework, ticker), ""))
         cis = average_metric_cis(returns[framework], periods, reps, seed)
         average = means.loc[(framework, AVERAGE_TICKER)]
-        row["Avg ARR %"] = format_ci(average["ARR"], *cis["ARR"], scale=100, digits=1,
+        row["mean TR %"] = format_ci(average["TR"], *cis["TR"], scale=100,
                                      marker=markers.get((framework, AVERAGE_TICKER), ""))
-        row["SR"] = format_ci(average["SR"], *cis["SR"], digits=3)
-        row["MDD %"] = format_ci(average["MDD"], *cis["MDD"], scale=100, digits=1)
+        row["mean ARR %"] = format_ci(average["ARR"], *cis["ARR"], scale=100)
+        row["mean SR_ann"] = format_ci(average["SR_ann"], *cis["SR_ann"])
+        row["mean MDD %"] = format_ci(average["MDD"], *cis["MDD"], scale=100)
+        row["seed range of mean TR %"] = seed_spread(run, framework)
         rows[framework] = row
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("framework")
 
 
 def _episode_activity(run: Run) -> pd.DataFrame:
-    """Win rates, turnover and exposure of every episode, indexed by (framework, ticker, seed)."""
+    """Counts behind the activity rates of every episode, and its turnover, indexed by (framework, ticker, seed)."""
     trades = {key: group.sort_values("date", kind="stable") for key, group in run.trades.groupby(list(EPISODE_KEYS))}
     empty = run.trades.iloc[0:0]
     rows = {}
     for key, episode in run.equity.groupby(list(EPISODE_KEYS), sort=False):
         fills = trades.get(key, empty)
         equity = episode["equity"]
-        rows[key] = {
-            "closed trades": float((fills["side"] == "SELL").sum()),
-            "win rate/trade %": trading.win_rate_trades(fills),
-            "win rate/day %": trading.win_rate_days(equity.pct_change().to_numpy()),
-            "turnover /yr": trading.turnover(fills, equity, run.periods_per_year),
-            "exposure %": trading.exposure(episode["position"]),
-        }
+        wins, closed = trading.winning_trades(fills)
+        up, moved = trading.up_days(equity.pct_change().to_numpy())
+        held, periods = trading.periods_held(episode["position"])
+        rows[key] = {"wins": wins, "closed": closed, "up": up, "moved": moved, "held": held, "periods": periods,
+                     "turnover": trading.turnover(fills, equity, run.periods_per_year)}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(list(EPISODE_KEYS))
 
 
-ACTIVITY_FORMATS: dict[str, tuple[str, float, int]] = {
-    "closed trades": ("closed trades", 1.0, 1), "win rate/trade %": ("win rate/trade %", 100.0, 1),
-    "win rate/day %": ("win rate/day %", 100.0, 1), "exposure %": ("exposure %", 100.0, 1),
-    "turnover /yr": ("turnover /yr", 1.0, 2),
-}
-"""Activity column -> (table heading, scale, decimals)."""
-
-
-def activity_table(run: Run) -> pd.DataFrame:
-    """Per framework, the mean over episodes of closed trades, win rates, exposure and turnover."""
-    activity = _episode_activity(run).groupby(level="framework", sort=False).mean()
-    return format_columns(activity.reindex(pd.Index(run.frameworks, name="framework")), ACTIVITY_FORMATS)
+def activity_table(run: Run, min_count: int = MIN_COUNT) -> pd.DataFrame:
+    """Per framework, pooled over its episodes: closed trades, win rates and exposure with their counts, turnover."""
+    episodes = _episode_activity(run)
+    totals = episodes.groupby(level="framework", sort=False).sum().reindex(run.frameworks)
+    turnover = episodes["turnover"].groupby(level="framework", sort=False).mean().reindex(run.frameworks)
+    return pd.DataFrame(
+        {
+            "episodes": episodes.groupby(level="framework", sort=False).size().reindex(run.frameworks).map(str),
+            "closed trades": totals["closed"].map(lambda v: f"{v:.0f}"),
+            "win rate/trade %": [format_rate(r.wins, r.closed, min_count) for r in totals.itertuples()],
+            "win rate/day %": [format_rate(r.up, r.moved, min_count) for r in totals.itertuples()],
+            "exposure % of days": [format_rate(r.held, r.periods, min_count) for r in totals.itertuples()],
+            "turnover /yr": turnover.map(lambda v: format_value(v, digits=2)),
+        },
+        index=pd.Index(run.frameworks, name="framework"),
+    )
 
 
 METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
-    "ARR": ("ARR %", 100.0, 1), "SR": ("SR", 1.0, 3), "SR_ann": ("SR_ann", 1.0, 2), "MDD": ("MDD %", 100.0, 1),
-    "Calmar": ("Calmar", 1.0, 2), "Sortino": ("Sortino", 1.0, 2), "Vol": ("Vol %", 100.0, 1),
-    "Trades": ("trades", 1.0, 1),
+    "TR": ("mean TR %", 100.0, 1), "ARR": ("mean ARR %", 100.0, 1), "SR_day": ("mean SR_day", 1.0, 3),
+    "SR_ann": ("mean SR_ann", 1.0, 2), "MDD": ("mean MDD %", 100.0, 1), "Calmar": ("mean Calmar", 1.0, 2),
+    "Sortino": ("mean Sortino", 1.0, 2), "Vol": ("mean Vol %", 100.0, 1), "Trades": ("mean trades", 1.0, 1),
 }
 """metrics.csv column -> (table heading, scale, decimals)."""
 
 
 def metrics_table(run: Run) -> pd.DataFrame:
-    """The ``ticker=AVG`` rows of ``metrics.csv`` averaged over seeds, every metric, formatted."""
+    """The ``ticker=AVG`` rows of ``metrics.csv`` (means over tickers) averaged over seeds, every metric, formatted."""
     return format_columns(average_means(run).reindex(pd.Index(run.frameworks, name="framework")), METRIC_FORMATS)
 
 
@@ -164,14 +185,19 @@ def efficiency_table(run: Run) -> pd.DataFrame:
     return format_columns(numbers, EFFICIENCY_FORMATS).rename_axis("framework")
 
 
-def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
-    """Per framework, the regime x decision confusion matrix summed over tickers and seeds."""
+def labelled_decisions(run: Run) -> pd.DataFrame:
+    """Decisions with an action, each with the regime label of its (ticker, date) (NaN without a full horizon)."""
     labels = pd.concat(
         {ticker: regime.regime_labels(bars.set_index("date")["close"])
          for ticker, bars in run.prices.groupby("ticker")},
         names=["ticker", "date"],
     )
-    decisions = run.decisions.dropna(subset=["action"]).join(labels, on=["ticker", "date"])
+    return run.decisions.dropna(subset=["action"]).join(labels, on=["ticker", "date"])
+
+
+def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
+    """Per framework, the regime x decision confusion matrix summed over tickers and seeds."""
+    decisions = labelled_decisions(run)
     matrices = {}
     for framework in run.frameworks:
         chosen = decisions[decisions["framework"] == framework]
@@ -179,15 +205,16 @@ def regime_confusions(run: Run) -> dict[str, pd.DataFrame]:
     return matrices
 
 
-def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(confusion matrices stacked by framework, per-framework labelled decisions / accuracy / macro-F1)."""
+def regime_tables(run: Run, min_count: int = MIN_COUNT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(confusion matrices stacked by framework, per-framework accuracy with its count and macro-F1)."""
     matrices = regime_confusions(run)
     stacked = pd.concat(matrices, names=["framework", "regime"]).rename_axis(columns=None)
+    totals = [int(m.to_numpy().sum()) for m in matrices.values()]
     scores = pd.DataFrame(
         {
-            "labelled decisions": [str(int(m.to_numpy().sum())) for m in matrices.values()],
-            "accuracy %": [format_value(regime.regime_accuracy(m), 100, 1) for m in matrices.values()],
-            "macro-F1": [format_value(regime.macro_f1(m), digits=3) for m in matrices.values()],
+            "accuracy %": [format_rate(regime.regime_hits(m), n, min_count) for m, n in zip(matrices.values(), totals)],
+            "macro-F1": [format_value(regime.macro_f1(m) if n >= min_count else np.nan, digits=3)
+                         for m, n in zip(matrices.values(), totals)],
         },
         index=pd.Index(list(matrices), name="framework"),
     )
@@ -195,20 +222,20 @@ def regime_tables(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def seeds_table(run: Run, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of ARR and SR (seeds x tickers)."""
+    """Frameworks with several seeds: mean, std, IQM and stratified-bootstrap CIs of TR and SR_ann (seeds x tickers)."""
     episodes = run.metrics[run.metrics["ticker"] != AVERAGE_TICKER]
     rows = {}
     for framework, group in episodes.groupby("framework", sort=False):
         if group["seed"].nunique() < 2:
             continue
-        for metric, scale, digits in (("ARR", 100, 1), ("SR", 1, 3)):
+        for metric, label, scale in (("TR", "TR %", 100), ("SR_ann", "SR_ann", 1)):
             values = group.pivot(index="seed", columns="ticker", values=metric)
             summary = aggregate_seeds(values, reps, seed)
-            rows[(framework, metric)] = {
+            rows[(framework, label)] = {
                 "seeds x tickers": f"{values.shape[0]} x {values.shape[1]}",
-                "mean [CI]": format_ci(summary["mean"], summary["mean_low"], summary["mean_high"], scale, digits),
-                "std": format_value(summary["std"], scale, digits),
-                "IQM [CI]": format_ci(summary["iqm"], summary["iqm_low"], summary["iqm_high"], scale, digits),
+                "mean [CI]": format_ci(summary["mean"], summary["mean_low"], summary["mean_high"], scale),
+                "std": format_value(summary["std"], scale, 2),
+                "IQM [CI]": format_ci(summary["iqm"], summary["iqm_low"], summary["iqm_high"], scale),
             }
     if not rows:
         return pd.DataFrame(columns=["seeds x tickers", "mean [CI]", "std", "IQM [CI]"],

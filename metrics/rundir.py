@@ -24,7 +24,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "prices.parquet": ("date", "ticker", "close"),
     "trades.csv": ("date", *EPISODE_KEYS, *TRADE_COLUMNS[1:]),
-    "metrics.csv": (*EPISODE_KEYS, "ARR", "SR", "MDD"),
+    "metrics.csv": (*EPISODE_KEYS, "TR", "ARR", "SR_day", "SR_ann", "MDD"),
 }
 
 
@@ -106,6 +106,12 @@ def portfolio_returns(returns: pd.DataFrame) -> pd.DataFrame:
     """Per framework, the mean over its tickers and seeds of the daily return: rows dates, columns frameworks.
 
     This equal-weight portfolio of a framework's episodes is its daily performance in SPA,
-    MCS and the paired tests.
+    MCS and the paired tests. For a framework run with several seeds it is the mean of its
+    seeds' portfolios: an equal mix of its runs, less volatile than any one of them.
     """
     return returns.T.groupby(level="framework", sort=False).mean().T
+
+
+def seed_portfolio_returns(returns: pd.DataFrame) -> pd.DataFrame:
+    """Per (framework, seed), the mean over tickers of the daily return: one run's equal-weight portfolio."""
+    return returns.T.groupby(level=["framework", "seed"], sort=False).mean().T

@@ -1,7 +1,8 @@
 """Probabilistic and deflated Sharpe ratios (Bailey & Lopez de Prado 2012, 2014).
 
-All Sharpe ratios here are per period (the paper's SR), estimated on T returns with skewness
-g3 and (non-excess) kurtosis g4:
+All Sharpe ratios here are per period (SR_day, not the paper's annualised SR: the formulas are
+defined on the per-period ratio), estimated on T returns with skewness g3 and (non-excess)
+kurtosis g4:
 
     PSR(SR*) = Phi( (SR - SR*) sqrt(T - 1) / sqrt(1 - g3 SR + (g4 - 1) / 4 SR^2) )
 
@@ -10,9 +11,10 @@ PSR against the Sharpe ratio that the best of N unskilled configurations would r
 
     SR*_N = sqrt(V) ((1 - g) Phi^-1(1 - 1/N) + g Phi^-1(1 - 1/(N e))),   g = 0.5772... (Euler)
 
-where N counts every configuration a suite tried (frameworks x hyper-parameters x prompts,
-not only the ones reported) and V is the variance of their SR estimates. With N = 1 there is
-nothing to deflate (SR*_1 = 0).
+where N counts every configuration of one strategy that was tried in the search (its
+hyper-parameters, prompts, backbones: a sweep — not unlike strategies side by side, and not
+only the configurations reported) and V is the variance of their SR estimates. With N = 1
+there is nothing to deflate (SR*_1 = 0).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Rendering result tables as Markdown and LaTeX, and formatting numbers with their CIs.
 
-Cells are formatted to strings first (:func:`format_value`, :func:`format_ci`), so the
-Markdown and the LaTeX version of a table show the same digits. Missing values print as
+Cells are formatted to strings first (:func:`format_value`, :func:`format_ci`,
+:func:`format_rate`), so the Markdown and the LaTeX version of a table show the same digits.
+An interval printed without fixed digits gets as many decimals as show its width to two
+significant digits (a 500-point-wide ARR interval prints no decimals). A rate always prints
+with its count, and not at all when the count is below a minimum. Missing values print as
 ``--``. LaTeX tables need ``\\usepackage{booktabs}`` (rules) and ``\\usepackage{multirow}``
 (tables with a two-level index).
 """
@@ -21,18 +24,38 @@ _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$"
 
 
 def format_value(value: float, scale: float = 1.0, digits: int = 2) -> str:
-    """``value * scale`` with ``digits`` decimals; ``--`` for NaN/None."""
+    """``value * scale`` with ``digits`` decimals (a value that rounds to zero has no sign); ``--`` for NaN/None."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    return f"{value * scale:.{digits}f}"
+    text = f"{value * scale:.{digits}f}"
+    return text.lstrip("-") if float(text) == 0.0 else text
 
 
-def format_ci(value: float, low: float, high: float, scale: float = 1.0, digits: int = 2, marker: str = "") -> str:
-    """``value [low, high]marker``, each scaled by ``scale`` (100 for percentages)."""
+def ci_decimals(low: float, high: float, scale: float = 1.0, significant: int = 2, most: int = 4) -> int:
+    """Decimals that show the width of [low, high] x ``scale`` to ``significant`` digits, within [0, ``most``]."""
+    width = abs(high - low) * scale
+    if not math.isfinite(width) or width == 0.0:
+        return min(1, most)
+    return int(min(max(significant - 1 - math.floor(math.log10(width)), 0), most))
+
+
+def format_ci(
+    value: float, low: float, high: float, scale: float = 1.0, digits: int | None = None, marker: str = ""
+) -> str:
+    """``value [low, high]marker`` scaled by ``scale`` (100 for %), ``digits`` decimals (None: :func:`ci_decimals`)."""
+    digits = ci_decimals(low, high, scale) if digits is None else digits
     point = format_value(value, scale, digits)
     if point == MISSING:
         return MISSING
     return f"{point} [{format_value(low, scale, digits)}, {format_value(high, scale, digits)}]{marker}"
+
+
+def format_rate(successes: float, count: float, min_count: int = 5, scale: float = 100.0, digits: int = 1) -> str:
+    """``rate (n=count)`` with rate = successes / count x ``scale``; ``-- (n=count)`` when count < ``min_count``."""
+    count = 0 if count is None or (isinstance(count, float) and math.isnan(count)) else int(count)
+    if count < max(min_count, 1):
+        return f"{MISSING} (n={count})"
+    return f"{format_value(successes / count, scale, digits)} (n={count})"
 
 
 def format_columns(numbers: pd.DataFrame, formats: Mapping[str, tuple[str, float, int]]) -> pd.DataFrame:

@@ -56,17 +56,28 @@ def closed_trade_pnl(trades: pd.DataFrame) -> np.ndarray:
     return np.array(pnl, dtype=float)
 
 
+def winning_trades(trades: pd.DataFrame) -> tuple[int, int]:
+    """(closed trades with realised P&L > 0, closed trades)."""
+    pnl = closed_trade_pnl(trades)
+    return int(np.sum(pnl > 0)), len(pnl)
+
+
 def win_rate_trades(trades: pd.DataFrame) -> float:
     """Share of closed trades (SELL fills) with realised P&L > 0; NaN when none was closed."""
-    pnl = closed_trade_pnl(trades)
-    return float(np.mean(pnl > 0)) if len(pnl) else math.nan
+    wins, closed = winning_trades(trades)
+    return wins / closed if closed else math.nan
+
+
+def up_days(returns: np.ndarray) -> tuple[int, int]:
+    """(#{r_t > 0}, #{r_t != 0}): days equity rose, days it moved."""
+    r = clean_returns(returns)
+    return int(np.sum(r > 0.0)), int(np.sum(r != 0.0))
 
 
 def win_rate_days(returns: np.ndarray) -> float:
     """#{r_t > 0} / #{r_t != 0}: share of the days on which equity moved that it rose; NaN if never."""
-    r = clean_returns(returns)
-    moved = r[r != 0.0]
-    return float(np.mean(moved > 0)) if len(moved) else math.nan
+    up, moved = up_days(returns)
+    return up / moved if moved else math.nan
 
 
 def turnover(trades: pd.DataFrame, equity: pd.Series, periods_per_year: float = 252.0) -> float:
@@ -78,7 +89,13 @@ def turnover(trades: pd.DataFrame, equity: pd.Series, periods_per_year: float = 
     return traded / float(np.mean(equity)) * periods_per_year / periods
 
 
+def periods_held(position: pd.Series) -> tuple[int, int]:
+    """(return periods started with a non-zero position, return periods T)."""
+    held = np.asarray(position, dtype=float)[:-1]
+    return int(np.sum(held != 0.0)), len(held)
+
+
 def exposure(position: pd.Series) -> float:
     """Fraction of return periods started with a non-zero position: mean_t [position_{t-1} != 0]."""
-    held = np.asarray(position, dtype=float)[:-1]
-    return float(np.mean(held != 0.0)) if len(held) else math.nan
+    held, periods = periods_held(position)
+    return held / periods if periods else math.nan

@@ -3,10 +3,10 @@
 A model folder (`config.json` and weights) is served by the `transformers` engine config. An
 adapter folder (`adapter_config.json`) is merged into its base model: the base is an LLM
 config (`configs/llm/<name>`, e.g. the `smollm2` a SmolLM2 adapter was trained on) or, when
-none is named, the folder the adapter records as `base_model_name_or_path`. The merge changes
-the engine's weights in place, so its fingerprint becomes a digest of the merged state dict
-(base and adapter together), its prefix store starts empty, and its name becomes
-`<base name>+<adapter folder name>`.
+none is named, the folder the adapter records as `base_model_name_or_path`. The merged weights
+get an engine of their own, named `<base name>+<adapter folder name>`, whose fingerprint is a
+digest of the merged state dict (base and adapter together): peft merges through `.data`,
+which the base engine's check for weights changed in place would not see.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
+from llm_backends.transformers_engine import TransformersEngine
 from market.errors import ConfigError
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -35,13 +36,22 @@ def recorded_base(folder: Path) -> str:
     return str(base)
 
 
-def merge_adapter(engine: ChatEngine, folder: Path) -> None:
-    """Merge the LoRA adapter in `folder` into the engine's model, in place."""
+def merged_engine(engine: ChatEngine, folder: Path) -> TransformersEngine:
+    """An engine over `engine`'s model with the LoRA adapter in `folder` merged in (`engine` is closed)."""
     try:
         from peft import PeftModel
     except ImportError:
         raise ConfigError(f"{folder} is a LoRA adapter; loading it needs peft: pip install 'tradeduel[adapters]'") from None
-    PeftModel.from_pretrained(engine.hf_model, str(folder)).merge_and_unload()
+    base = getattr(engine, "inner", engine)
+    if not isinstance(base, TransformersEngine):
+        raise ConfigError(f"{folder}: a LoRA adapter needs a local transformers base, not {type(base).__name__}")
+    model = PeftModel.from_pretrained(base.hf_model, str(folder)).merge_and_unload()
+    merged = TransformersEngine(model, base.tokenizer, f"{base.model}+{folder.name}",
+                                max_batch_tokens=base.max_batch_tokens, max_batch_size=base.max_batch_size,
+                                kv_cache_mb=base.kv_store.budget_bytes / 2**20 if base.kv_store is not None else 0)
+    merged.knowledge_cutoff = base.knowledge_cutoff
+    engine.close()
+    return merged
 
 
 def checkpoint_engine(checkpoint: str, llm: str | None, overrides: list[str]) -> ChatEngine:
@@ -54,8 +64,6 @@ def checkpoint_engine(checkpoint: str, llm: str | None, overrides: list[str]) ->
         if llm is not None:
             raise ConfigError(f"checkpoint {checkpoint} is a whole model: leave llm unset (it names an adapter's base)")
         return load_engine("transformers", [f"path={folder}", *overrides])
-    engine = load_engine(llm, overrides) if llm is not None else \
+    base = load_engine(llm, overrides) if llm is not None else \
         load_engine("transformers", [f"path={recorded_base(folder)}", *overrides])
-    merge_adapter(engine, folder)
-    engine.model = f"{engine.model}+{folder.name}"
-    return engine
+    return merged_engine(base, folder)

@@ -34,6 +34,10 @@ class ToolExchange(BaseModel):
     response: str
     record: ToolCallRecord
 
+    def message(self) -> dict[str, Any]:
+        """The `tool` message that answers the call in a conversation."""
+        return {"role": "tool", "name": self.call.name, "tool_call_id": self.call.id, "content": self.response}
+
 
 class Turn(BaseModel):
     """One assistant turn: the parsed text, its generation call, and the calls run after it."""
@@ -125,8 +129,7 @@ class Episode(BaseModel):
         messages = [dict(message) for message in self.prompt]
         for turn in self.turns:
             messages.append({"role": "assistant", "content": turn.step.text})
-            messages.extend({"role": "tool", "name": e.call.name, "tool_call_id": e.call.id, "content": e.response}
-                            for e in turn.exchanges)
+            messages.extend(exchange.message() for exchange in turn.exchanges)
         return messages
 
     def trace(self, extra: dict[str, Any] | None = None) -> Trace:

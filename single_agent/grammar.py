@@ -140,14 +140,16 @@ def max_turn_tokens(protocol: Protocol, *, ticker: str | None = None, calls_allo
 
 
 def protocol_grammar(protocol: Protocol, *, ticker: str | None = None, token_tags: Collection[str] = (),
-                     calls_allowed: bool = True) -> str:
+                     calls_allowed: bool = True, answer_allowed: bool = True) -> str:
     """The Lark grammar of one turn of `protocol`; `ticker` pins the ticker argument, `token_tags`
-    are the tags written as special tokens, and `calls_allowed=False` leaves only the answer
-    (for the last turn, or when the call budget is spent)."""
+    are the tags written as special tokens, `calls_allowed=False` leaves only the answer (for the
+    last turn, or when the call budget is spent) and `answer_allowed=False` only a call."""
+    if not (calls_allowed or answer_allowed):
+        raise ValueError("a turn must allow a call or an answer")
     actions = " | ".join(f'"{action.value}"' for action in Action)
     answer = f"answer: {_tag(ANSWER_OPEN, token_tags)} ({actions}) {_tag(ANSWER_CLOSE, token_tags)}"
-    rules = [f'start: think "\\n" {"(call | answer)" if calls_allowed else "answer"}',
-             *_think_rules(protocol, token_tags), answer]
+    action = "(call | answer)" if calls_allowed and answer_allowed else "call" if calls_allowed else "answer"
+    rules = [f'start: think "\\n" {action}', *_think_rules(protocol, token_tags), answer]
     if calls_allowed:
         rules += _call_rules(protocol, ticker, token_tags)
     return "\n".join(rules) + "\n"

@@ -71,6 +71,8 @@ class Protocol(BaseModel):
     think_max_tokens: int = Field(ge=8, description="grammar bound on the text of one <think> block, in tokens")
     max_result_chars: int | None = Field(ge=40, description="a tool result longer than this is cut (None: never)")
     fallback_action: Action = Field(description="executed when the episode ends without a valid answer")
+    enforce_required_tools: bool = Field(False, description="constrained decoding allows the answer only once every "
+                                                            "required tool has been called, or no call is left")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Protocol":

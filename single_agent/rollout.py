@@ -20,7 +20,8 @@ Sampling: a turn's seed is `derive_seed(start.seed, turn)`, so an episode sample
 turns whatever else shares its batches (a resumed run, a GRPO group with explicit seeds).
 Greedy parameters ignore seeds. With `constrained`, each turn is held to the protocol's
 grammar (`single_agent.grammar`, the ticker pinned, added-token tags as token references);
-once the call budget is spent, or on the last allowed turn, only an answer is allowed.
+once the call budget is spent, or on the last allowed turn, only an answer is allowed; with the
+protocol's `enforce_required_tools`, only a call until every required tool has been called.
 `params.max_new_tokens` must then be at least `max_turn_tokens` so that no valid turn is cut.
 The token path has no response cache.
 """
@@ -122,14 +123,23 @@ def calls_allowed(protocol: AgentProtocol, turn: int, calls_run: int) -> bool:
     return calls_run < protocol.max_tool_calls and turn < protocol.max_turns - 1
 
 
+def answer_allowed(protocol: AgentProtocol, episode: Episode, calls_left: bool) -> bool:
+    """True unless the protocol enforces its required tools, some of them have not been called
+    yet, and a call is still allowed."""
+    called = {exchange.call.name for exchange in episode.exchanges}
+    return not (protocol.enforce_required_tools and calls_left and set(protocol.required_tools) - called)
+
+
 def _turn_params(playing: _Playing, protocol: AgentProtocol, params: SamplingParams,
                  token_tags: frozenset[str] | None) -> SamplingParams:
     """The sampling parameters of the next turn: its own seed and, when constrained, its grammar."""
     turn = len(playing.episode.turns)
     update: dict[str, Any] = {"seed": None if params.greedy else derive_seed(playing.start.seed, turn)}
     if token_tags is not None:
+        calls = calls_allowed(protocol, turn, playing.calls_run)
         update["grammar"] = protocol_grammar(protocol, ticker=playing.start.ticker, token_tags=token_tags,
-                                             calls_allowed=calls_allowed(protocol, turn, playing.calls_run))
+                                             calls_allowed=calls,
+                                             answer_allowed=answer_allowed(protocol, playing.episode, calls))
     return params.model_copy(update=update)
 
 
@@ -178,8 +188,7 @@ def _advance(playing: _Playing, result: TokenResult, policy: TokenPolicy, protoc
         if len(playing.episode.turns) >= protocol.max_turns:
             playing.end("turn_limit")
         else:
-            tool_messages = [{"role": "tool", "name": e.call.name, "tool_call_id": e.call.id, "content": e.response}
-                             for e in turn.exchanges]
+            tool_messages = [exchange.message() for exchange in turn.exchanges]
             playing.append(fragment_ids(policy, result.completion_ids, tool_messages), sampled=False)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import signal
-import sqlite3
 import subprocess
 import time
 from importlib import resources
@@ -14,11 +13,12 @@ from importlib import resources
 import pandas as pd
 import pytest
 from bars import random_bars, write_csv
-from cli_helpers import ROOT, benchmark_command, support_env
+from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
 from metrics import compare
 
-METRIC_COLUMNS = ["framework", "ticker", "seed", "ARR", "SR", "SR_ann", "MDD", "Calmar", "Sortino", "Vol", "Trades"]
+METRIC_COLUMNS = ["framework", "ticker", "seed", "TR", "ARR", "SR_day", "SR_ann", "MDD", "Calmar", "Sortino", "Vol",
+                  "Trades"]
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +99,6 @@ def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
     assert done.stderr.strip() == (
         f"error: {tmp_path / 'cache' / 'yfinance'}: no cached data for GOOGL, META, MSFT, NVDA, TSLA; fetch it with: "
         "python -m market.fetch --tickers GOOGL META MSFT NVDA TSLA --start 2022-09-01 --end 2025-07-31")
-
-
-def journal_rows(path) -> int:
-    try:
-        with sqlite3.connect(path) as db:
-            return db.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, run_cli):
@@ -261,12 +253,12 @@ def test_data_ending_before_the_window_warns_once_and_run_json_says_what_was_tra
 
 
 @pytest.mark.parametrize("end, bars", [("2020-01-03", 2), ("2020-01-06", 3)])
-def test_two_and_three_bar_windows_run_without_warning_screens(tmp_path, run_cli, end, bars):
+def test_two_and_three_bar_windows_are_reported_without_warning_screens(tmp_path, run_cli, end, bars):
     done = run_cli("+suite=smoke", "report=true", f"split.test.end={end}", f"hydra.run.dir={tmp_path}")
-    assert done.stderr == (f"warning: the test window holds {bars} bars; the report's statistics need at least 20, "
-                           "so summary.md holds the metrics table only\n")
+    assert done.stderr == ""
     assert len(pd.read_csv(tmp_path / "metrics.csv")) == 7 * 3  # (framework, seed) pairs × (2 tickers + AVG)
-    assert done.stdout.strip().splitlines()[-1] == f"wrote metrics.csv and summary.md in {tmp_path}"
+    days = bars - 1  # daily returns
+    assert f"one {days}-day window" in (tmp_path / "summary.md").read_text()
 
 
 def test_the_report_phase_says_so_and_the_last_line_names_summary_and_plots(tmp_path, run_cli):

@@ -1,6 +1,12 @@
 """`SignalRule`: a stateless rule that maps a ticker's bar history to one action per bar.
 
-The rule's `signals(bars)` must be causal — its value on bar t may depend only on bars ≤ t.
+The rule's `raw_signals(bars)` must be causal — its value on bar t may depend only on bars ≤ t.
+`signals(bars)` masks its first `warmup_bars` − 1 bars as HOLD: before then an indicator has no
+full window or still remembers how the history began, so the decision would depend on how much
+history precedes the window. Moving windows need their length (plus one bar when a crossing
+compares with the previous bar); recursive averages (EMA, Wilder) need the bars after which the
+weight they still give to their start-up, (1 − α)^n, is below `STARTUP_TOLERANCE`.
+
 The fan-out then needs one indicator pass per ticker: it is computed on the view of the
 latest decision date in the batch (which holds no data after that date) and read off for every
 earlier date. A test checks that this gives the same decisions as deciding one date at a time.
@@ -9,6 +15,7 @@ Indicators come from stockstats, through the tools' `stockstats_frame`.
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 
 import numpy as np
@@ -17,10 +24,19 @@ import pandas as pd
 from frameworks.base import TradingFramework
 from market.decision import Action, Decision, DecisionContext
 
+STARTUP_TOLERANCE = 1e-4
+"""Largest weight a warmed-up recursive average may still give to the bars before the history began."""
+
 
 def warmed_up(bars: pd.DataFrame, window: int) -> pd.Series:
     """True from the `window`-th bar on: where an indicator over `window` bars has a full window."""
     return pd.Series(np.arange(len(bars)) >= window - 1, index=bars.index)
+
+
+def recursive_warmup(alpha: float, tolerance: float = STARTUP_TOLERANCE) -> int:
+    """Bars n after which a recursive average y_t = α x_t + (1 − α) y_{t−1} weighs its start by < tolerance:
+    n = ⌈ln(tolerance) / ln(1 − α)⌉ (EMA of span s: α = 2 / (s + 1); Wilder's of window w: α = 1 / w)."""
+    return math.ceil(math.log(tolerance) / math.log(1.0 - alpha))
 
 
 def crossed_above(fast: pd.Series, slow: pd.Series) -> pd.Series:
@@ -32,9 +48,20 @@ def crossed_above(fast: pd.Series, slow: pd.Series) -> pd.Series:
 class SignalRule(TradingFramework):
     """Base for deterministic, causal indicator rules."""
 
+    @property
     @abstractmethod
+    def warmup_bars(self) -> int:
+        """Bars of history the rule needs before its signal is meaningful and history-independent."""
+
+    @abstractmethod
+    def raw_signals(self, bars: pd.DataFrame) -> pd.Series:
+        """One `Action` per bar of `bars`, causal (bar t uses bars ≤ t only), warm-up not masked."""
+
     def signals(self, bars: pd.DataFrame) -> pd.Series:
-        """One `Action` per bar of `bars`, causal (bar t uses bars ≤ t only)."""
+        """`raw_signals` with HOLD on every bar before the warm-up is complete."""
+        actions = self.raw_signals(bars).copy()
+        actions[~warmed_up(bars, self.warmup_bars)] = Action.HOLD
+        return actions
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         latest: dict[str, DecisionContext] = {}

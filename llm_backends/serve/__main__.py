@@ -7,7 +7,7 @@ import logging
 import os
 
 from llm_backends.configs import load_engine
-from llm_backends.serve.app import build_app
+from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
 from llm_backends.serve.server import listening_socket, uvicorn_server
 
 log = logging.getLogger("llm_backends.serve")
@@ -26,6 +26,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--context-length", type=int, help="the model's context in tokens (required for engines that do not report it)",
     )
+    parser.add_argument(
+        "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="SECONDS",
+        help="stop a completion that is not done this long after it was accepted and answer 504 (0: no limit)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     api_key = None
@@ -36,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     engine = load_engine(args.engine, args.set)
     try:
         try:
-            app = build_app(engine, api_key, args.context_length)
+            app = build_app(engine, api_key, args.context_length, args.request_timeout or None)
         except ValueError as err:
             parser.error(str(err))
         try:

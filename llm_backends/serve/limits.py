@@ -2,24 +2,19 @@
 
 The context comes from the engine's model config (`max_position_embeddings`, lowered by the
 tokenizer's `model_max_length` when that is smaller) or is given to the server; the prompt is
-counted with the engine's own chat template and tokenizer. A request whose `max_tokens` does
-not fit is refused with a 400 (it is not capped: the client learns the limit instead of
-silently getting less), and a request without one gets all the room the prompt leaves. For an
-engine that cannot count prompts (one behind HTTP, vLLM), `max_tokens` is bounded by the
-context alone and the engine behind enforces the rest.
+counted by the caller with the engine's own chat template and tokenizer. A request whose
+`max_tokens` does not fit is refused with a 400 (it is not capped: the client learns the limit
+instead of silently getting less), and a request without one gets all the room the prompt
+leaves. For an engine that cannot count prompts (one behind HTTP, vLLM), `max_tokens` is
+bounded by the context alone and the engine behind enforces the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from llm_backends.engine import ChatEngine
 from llm_backends.serve.errors import bad_request
-from llm_backends.types import Conversation, ToolSchema
-
-PromptCounter = Callable[[Conversation, list[ToolSchema] | None], int]
 
 
 def model_context_length(engine: ChatEngine) -> int | None:
@@ -32,21 +27,11 @@ def model_context_length(engine: ChatEngine) -> int | None:
     return min(positions, tokenizer_limit) if isinstance(tokenizer_limit, int) else positions
 
 
-def prompt_counter(engine: ChatEngine) -> PromptCounter | None:
-    """Counts a conversation's prompt tokens as a transformers engine renders them, or None for other engines."""
-    render: Any = getattr(engine, "render", None)
-    tokenizer: Any = getattr(engine, "tokenizer", None)
-    if render is None or tokenizer is None:
-        return None
-    return lambda conversation, tools: len(tokenizer(render(conversation, tools), add_special_tokens=False)["input_ids"])
-
-
 @dataclass(frozen=True)
 class ContextWindow:
-    """The tokens one request may span (prompt + completion), and how to count a prompt when the engine can."""
+    """The tokens one request may span (prompt + completion)."""
 
     length: int
-    count_prompt: PromptCounter | None = None
 
     @classmethod
     def of(cls, engine: ChatEngine, length: int | None = None) -> ContextWindow:
@@ -59,14 +44,11 @@ class ContextWindow:
             )
         if length < 1:
             raise ValueError(f"context_length must be positive, got {length}")
-        return cls(length, prompt_counter(engine))
+        return cls(length)
 
-    def completion_budget(
-        self, requested: int | None, param: str, conversation: Conversation, tools: list[ToolSchema] | None,
-    ) -> int:
-        """`requested` when it fits beside the prompt, all the room left when None; a 400 otherwise."""
-        prompt = self.count_prompt(conversation, tools) if self.count_prompt else 0
-        room = self.length - prompt
+    def completion_budget(self, requested: int | None, param: str, prompt: int | None) -> int:
+        """`requested` when it fits beside the `prompt` tokens (None: not counted), all the room left when None; else a 400."""
+        room = self.length - (prompt or 0)
         if room < 1:
             raise bad_request(
                 "messages", f"the messages take {prompt} tokens; this model's context is {self.length} tokens, "
@@ -75,7 +57,7 @@ class ContextWindow:
         if requested is None:
             return room
         if requested > room:
-            counted = f"the messages take {prompt}" if self.count_prompt else "the prompt is not counted here"
+            counted = "the prompt is not counted here" if prompt is None else f"the messages take {prompt}"
             raise bad_request(
                 param, f"{param} is too large: {requested}. This model's context is {self.length} tokens and {counted}, "
                 f"so at most {room} completion tokens fit", "context_length_exceeded",

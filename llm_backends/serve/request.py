@@ -3,17 +3,19 @@
 `read_request(raw_body, served_model)` returns a `ChatJob` or raises `APIError`: 400 for a body
 that is not a JSON object, a field of the wrong type or range (naming the field), an unknown
 field ("Unrecognized request argument supplied", as OpenAI says) or a parameter this server
-cannot honour yet (`stream`, `n` > 1, `logprobs`, `response_format` other than text,
-`tool_choice` "required" or a named function, penalties, `logit_bias`,
-`parallel_tool_calls=false`); 404 for a model it does not serve. Null stands for "not given"
-in every optional field, as in OpenAI's API.
+cannot honour (`top_logprobs` > 0, penalties, `logit_bias`, `parallel_tool_calls=false`); 404
+for a model it does not serve. Null stands for "not given" in every optional field, as in
+OpenAI's API.
 
 Readings that are not one-to-one: `top_p=0` keeps only the most likely token, so it is greedy
 decoding (temperature 0). `tool_choice="none"` is honoured by not showing the tools to the
-model and returning its text as content. Content given as a list of text parts is joined with
-newlines. The `developer` role is read as `system`. `max_tokens` and `max_completion_tokens`
-are the same limit (the latter is OpenAI's current name); null leaves the completion all the
-context that the prompt leaves (see `limits`).
+model and returning its text as content; `"required"` or a named function forces a call (see
+`constraints`). Content given as a list of text parts is joined with newlines. The `developer`
+role is read as `system`. `max_tokens` and `max_completion_tokens` are the same limit (the
+latter is OpenAI's current name); null leaves the completion all the context that the prompt
+leaves (see `limits`). With `n` > 1 and a `seed`, choice i samples with seed + i. Beyond
+OpenAI's fields, vLLM's `structured_outputs: {"grammar": ...}` takes a grammar in llguidance's
+Lark dialect as is.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from llm_backends.types import Conversation, SamplingParams, ToolSchema
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 TOOL_CHOICES = frozenset({"auto", "none", "required"})
 MAX_STOP_STRINGS = 4
+MAX_CHOICES = 128
+"""OpenAI's limit on `n`."""
+STREAM_OPTIONS = frozenset({"include_usage"})
 
 
 def text_content(content: Any, where: str, role: str) -> str | None:
@@ -69,7 +74,7 @@ class ChatCompletionRequest(BaseModel):
     stop: Any = None
     """A string, a list of up to MAX_STOP_STRINGS strings, or null; validated into a tuple of strings."""
     seed: int | None = None
-    n: int | None = Field(None, ge=1)
+    n: int | None = Field(None, ge=1, le=MAX_CHOICES)
     stream: bool | None = None
     stream_options: dict[str, Any] | None = None
     logprobs: bool | None = None
@@ -80,6 +85,8 @@ class ChatCompletionRequest(BaseModel):
     logit_bias: dict[str, float] | None = None
     user: str | None = None
     """An end-user identifier (OpenAI uses it for abuse monitoring); it changes no answer."""
+    structured_outputs: dict[str, Any] | None = None
+    """vLLM's extension: `{"grammar": <llguidance Lark text>}` constrains decoding to that grammar."""
 
     @field_validator("messages")
     @classmethod
@@ -131,12 +138,27 @@ class ChatJob:
     """The completion limit asked for; None: all the context leaves."""
     max_tokens_param: str
     """The field that asked for it, named in errors."""
+    n: int = 1
+    stream: bool = False
+    include_usage: bool = False
+    """With `stream`: a last chunk carries the usage (`stream_options.include_usage`)."""
+    logprobs: bool = False
+    answer_schema: dict[str, Any] | None = None
+    """The JSON schema the answer must satisfy (`response_format`); None for free text."""
+    forced_tools: list[ToolSchema] | None = None
+    """The tools one of which must be called (`tool_choice` "required" or a named function); None: the model decides."""
+    grammar: str | None = None
+    """A grammar given as is (`structured_outputs.grammar`)."""
 
-    def params(self, max_new_tokens: int) -> SamplingParams:
-        """The engine's sampling parameters, with the completion budget the context allows."""
-        return SamplingParams(
-            temperature=self.temperature, top_p=self.top_p, max_new_tokens=max_new_tokens, stop=self.stop, seed=self.seed,
-        )
+    def params(self, max_new_tokens: int, grammar: str | None) -> list[SamplingParams]:
+        """The sampling parameters of each choice: choice i samples with seed + i (unseeded: fresh randomness)."""
+        return [
+            SamplingParams(
+                temperature=self.temperature, top_p=self.top_p, max_new_tokens=max_new_tokens, stop=self.stop,
+                seed=None if self.seed is None else self.seed + i, grammar=grammar,
+            )
+            for i in range(self.n)
+        ]
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -170,29 +192,18 @@ def validation_error(err: ValidationError) -> APIError:
 
 
 def refuse_unhonourable(request: ChatCompletionRequest) -> None:
-    """A 400 for each parameter set to something this server cannot do yet, instead of ignoring it."""
-    if request.stream:
-        raise unsupported("stream", "streaming is not supported yet; send stream=false or leave it out")
+    """A 400 for each parameter set to something this server cannot do, instead of ignoring it."""
     if request.stream_options is not None:
-        raise unsupported("stream_options", "only allowed with stream=true")
-    if request.n not in (None, 1):
-        raise unsupported("n", f"only one choice per request is supported, got {request.n}")
-    if request.logprobs or request.top_logprobs:
-        raise unsupported("logprobs", "log-probabilities are not supported yet")
-    if request.response_format is not None and request.response_format.get("type") != "text":
-        kind = request.response_format.get("type")
+        if not request.stream:
+            raise bad_request("stream_options", "stream_options: only allowed with stream=true")
+        unknown = sorted(set(request.stream_options) - STREAM_OPTIONS)
+        if unknown:
+            raise unsupported("stream_options", f"only {sorted(STREAM_OPTIONS)} is supported, got {unknown}")
+    if request.top_logprobs and not request.logprobs:
+        raise bad_request("top_logprobs", "top_logprobs: only allowed with logprobs=true")
+    if request.top_logprobs:
         raise unsupported(
-            "response_format",
-            f"{kind!r} needs constrained decoding, which this server does not have yet; only 'text' is supported",
-        )
-    choice = request.tool_choice
-    if isinstance(choice, str) and choice not in TOOL_CHOICES:
-        raise bad_request(
-            "tool_choice", f"tool_choice: must be one of {sorted(TOOL_CHOICES)} or a function, got {choice!r}",
-        )
-    if choice is not None and choice not in ("auto", "none"):
-        raise unsupported(
-            "tool_choice", f"{choice!r} would force a tool call, which needs constrained decoding; use 'auto' or 'none'",
+            "top_logprobs", "the engine reports the log-probability of the sampled token only; send 0 or leave it out",
         )
     if request.parallel_tool_calls is False:
         raise unsupported("parallel_tool_calls", "the model may answer with several calls; false cannot be enforced")
@@ -201,6 +212,63 @@ def refuse_unhonourable(request: ChatCompletionRequest) -> None:
             raise unsupported(name, "penalties are not supported; send 0 or leave it out")
     if request.logit_bias:
         raise unsupported("logit_bias", "not supported; send {} or leave it out")
+
+
+def answer_schema(response_format: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The JSON schema `response_format` asks the answer to satisfy: None for text, an object for json_object."""
+    kind = None if response_format is None else response_format.get("type")
+    if kind in (None, "text"):
+        return None
+    if kind == "json_object":
+        return {"type": "object"}
+    if kind != "json_schema":
+        raise bad_request(
+            "response_format", f"response_format.type: must be 'text', 'json_object' or 'json_schema', got {kind!r}",
+        )
+    spec = response_format.get("json_schema") if response_format else None
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
+        raise bad_request("response_format", "response_format.json_schema.name: required, a non-empty string")
+    schema = spec.get("schema")
+    if schema is None:
+        return {"type": "object"}
+    if not isinstance(schema, dict):
+        raise bad_request("response_format", "response_format.json_schema.schema: must be a JSON schema (an object)")
+    return schema
+
+
+def forced_tools(tool_choice: str | dict[str, Any] | None, tools: list[ToolSchema] | None) -> list[ToolSchema] | None:
+    """The tools one of which `tool_choice` forces the model to call: all for "required", the named one; None for auto/none."""
+    if tool_choice is None or tool_choice in ("auto", "none"):
+        return None
+    if tool_choice == "required":
+        if not tools:
+            raise bad_request("tool_choice", "tool_choice: 'required' needs tools")
+        return tools
+    function = tool_choice.get("function") if isinstance(tool_choice, dict) else None
+    if not isinstance(tool_choice, dict) or tool_choice.get("type") != "function" or not isinstance(function, dict) \
+            or not isinstance(function.get("name"), str):
+        raise bad_request(
+            "tool_choice",
+            f"tool_choice: must be one of {sorted(TOOL_CHOICES)} or {{'type': 'function', 'function': {{'name': ...}}}}, "
+            f"got {tool_choice!r}",
+        )
+    named = [tool for tool in tools or [] if tool["function"]["name"] == function["name"]]
+    if not named:
+        raise bad_request("tool_choice", f"tool_choice: names {function['name']!r}, which is not among the tools")
+    return named
+
+
+def given_grammar(structured_outputs: dict[str, Any] | None) -> str | None:
+    """The grammar of vLLM's `structured_outputs` extension (only its `grammar` form is supported)."""
+    if structured_outputs is None:
+        return None
+    unknown = sorted(set(structured_outputs) - {"grammar"})
+    if unknown:
+        raise unsupported("structured_outputs", f"only 'grammar' (llguidance's Lark dialect) is supported, got {unknown}")
+    grammar = structured_outputs.get("grammar")
+    if not isinstance(grammar, str) or not grammar.strip():
+        raise bad_request("structured_outputs", "structured_outputs.grammar: must be a non-empty string")
+    return grammar
 
 
 def completion_limit(request: ChatCompletionRequest) -> tuple[int | None, str]:
@@ -232,14 +300,29 @@ def read_request(raw: bytes, served_model: str) -> ChatJob:
         )
     refuse_unhonourable(request)
     max_tokens, param = completion_limit(request)
+    tools = None if request.tool_choice == "none" else request.tools
+    forced = forced_tools(request.tool_choice, request.tools)
+    schema = answer_schema(request.response_format)
+    grammar = given_grammar(request.structured_outputs)
+    if grammar is not None and (forced or schema is not None):
+        raise bad_request(
+            "structured_outputs", "structured_outputs.grammar: cannot be combined with response_format or a forced tool_choice",
+        )
     greedy = request.top_p == 0
     return ChatJob(
         conversation=request.messages,
-        tools=None if request.tool_choice == "none" else request.tools,
+        tools=tools,
         temperature=0.0 if greedy else (1.0 if request.temperature is None else request.temperature),
         top_p=1.0 if greedy or request.top_p is None else request.top_p,
         stop=request.stop,
         seed=request.seed,
         max_tokens=max_tokens,
         max_tokens_param=param,
+        n=request.n or 1,
+        stream=bool(request.stream),
+        include_usage=bool((request.stream_options or {}).get("include_usage")),
+        logprobs=bool(request.logprobs),
+        answer_schema=schema,
+        forced_tools=forced,
+        grammar=grammar,
     )

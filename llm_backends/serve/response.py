@@ -1,24 +1,34 @@
-"""Response bodies in OpenAI's shapes: a chat completion and the model list.
+"""Response bodies in OpenAI's shapes: a chat completion, the chunks of a streamed one, the model list.
 
 When tools were shown to the model, the calls that parsed go to `message.tool_calls` (JSON-string
 arguments, like vLLM's Hermes parser) and are cut from the content; a `<tool_call>` block that
 did not parse stays in the content as the model wrote it and is reported in
 `message.tool_call_parse_failures`, so nothing the model wrote is dropped. Without tools the
-whole text is the content. Beyond OpenAI's fields, a completion carries `cached`: true when the
-answer was replayed from the response cache (the server also says so in a header).
+whole text is the content. Beyond OpenAI's fields, a completion (and each chunk) carries
+`cached`: true when every choice was replayed from the response cache (the server also says
+so in a header). Usage counts the prompt once and the completion tokens of every choice.
+
+A stream is server-sent events (`data: <json>`, a blank line), one `chat.completion.chunk` per
+delta, each choice ending with a chunk that carries its `finish_reason` (and its
+log-probabilities, when asked), then with `include_usage` a chunk with no choices and the
+usage, then `data: [DONE]`. An error after the stream has begun is an event `{"error": {...}}`
+(OpenAI's error shape, which the SDK raises) followed by `data: [DONE]`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
 
 from llm_backends.messages import wire_tool_call
+from llm_backends.serve.errors import APIError
 from llm_backends.tool_calls import strip_parsed_tool_calls
-from llm_backends.types import ChatResult
+from llm_backends.types import ChatResult, TokenResult
 
 OWNER = "tradeduel"
+DONE = "data: [DONE]\n\n"
 
 
 def message_body(result: ChatResult, tools_shown: bool) -> dict[str, Any]:
@@ -40,26 +50,80 @@ def finish_reason(result: ChatResult, tools_shown: bool) -> str:
     return result.finish_reason
 
 
-def completion_body(result: ChatResult, model: str, tools_shown: bool) -> dict[str, Any]:
-    """The `chat.completion` object for one result."""
+def logprobs_body(tokenizer: Any, sampled: TokenResult) -> dict[str, Any]:
+    """OpenAI's `logprobs` of one choice: every sampled token (the end-of-turn token included) with its log-probability."""
+    tokens = [tokenizer.decode([token]) for token in sampled.completion_ids]
+    return {
+        "content": [
+            {"token": token, "logprob": logprob, "bytes": list(token.encode()), "top_logprobs": []}
+            for token, logprob in zip(tokens, sampled.logprobs or [])
+        ],
+    }
+
+
+def usage_body(results: list[ChatResult]) -> dict[str, int]:
+    """The usage of all choices of one request: the prompt counted once."""
+    prompt = results[0].prompt_tokens
+    completion = sum(r.completion_tokens for r in results)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def completion_body(
+    results: list[ChatResult], model: str, tools_shown: bool, logprobs: list[dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
+    """The `chat.completion` object with one choice per result (and its `logprobs` body when asked)."""
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{
-            "index": 0,
-            "message": message_body(result, tools_shown),
-            "finish_reason": finish_reason(result, tools_shown),
-            "logprobs": None,
-        }],
-        "usage": {
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "total_tokens": result.prompt_tokens + result.completion_tokens,
-        },
-        "cached": result.cached,
+        "choices": [
+            {
+                "index": index,
+                "message": message_body(result, tools_shown),
+                "finish_reason": finish_reason(result, tools_shown),
+                "logprobs": logprobs[index] if logprobs else None,
+            }
+            for index, result in enumerate(results)
+        ],
+        "usage": usage_body(results),
+        "cached": all(r.cached for r in results),
     }
+
+
+class ChunkWriter:
+    """The server-sent events of one streamed completion (one id and creation time for all its chunks)."""
+
+    def __init__(self, model: str, include_usage: bool, cached: bool) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+        self.model = model
+        self.include_usage = include_usage
+        self.cached = cached
+
+    def _event(self, choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> str:
+        body: dict[str, Any] = {
+            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+            "choices": choices, "cached": self.cached,
+        }
+        if self.include_usage:
+            body["usage"] = usage
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+    def delta(
+        self, index: int, delta: dict[str, Any], finish: str | None = None, logprobs: dict[str, Any] | None = None,
+    ) -> str:
+        """A chunk carrying one choice's delta (and, in its last chunk, the finish reason)."""
+        return self._event([{"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish}])
+
+    def usage(self, results: list[ChatResult]) -> str:
+        """The last chunk with `include_usage`: no choices, the usage of all of them."""
+        return self._event([], usage_body(results))
+
+    @staticmethod
+    def error(error: APIError) -> str:
+        """An error after the stream has begun, in OpenAI's error shape."""
+        return f"data: {json.dumps(error.body(), ensure_ascii=False)}\n\n"
 
 
 def model_card(model: str, context_length: int, created: int) -> dict[str, Any]:

@@ -14,10 +14,10 @@ import uvicorn
 from fastapi import FastAPI
 
 from llm_backends.engine import ChatEngine
-from llm_backends.serve.app import build_app
+from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
 
 GRACEFUL_SHUTDOWN_S = 5
-"""How long stopping waits for requests in flight (a running generation cannot be interrupted yet)."""
+"""How long stopping waits for requests in flight before cancelling them (which stops their generations)."""
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -74,6 +74,7 @@ def start_server(
     port: int = 0,
     api_key: str | None = None,
     context_length: int | None = None,
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
 ) -> BackgroundServer:
     """Serve `engine` on a background thread (see `build_app` for the options); the engine stays the caller's to close."""
-    return BackgroundServer(build_app(engine, api_key, context_length), host, port)
+    return BackgroundServer(build_app(engine, api_key, context_length, request_timeout_s), host, port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
@@ -40,6 +41,24 @@ def test_fan_out_equals_one_date_at_a_time(name):
 def test_indicator_rules_trade_in_both_directions(name):
     actions = [d.action for d in framework(name).decide(contexts("NVDA") + contexts("MSFT"))]
     assert Action.BUY in actions and Action.SELL in actions
+
+
+@pytest.mark.parametrize("name", ["macd", "sma_cross", "zmr", "kdj_rsi"])
+@pytest.mark.parametrize("ticker", ["MSFT", "NVDA"])
+def test_decisions_do_not_depend_on_how_much_history_precedes_the_window(name, ticker):
+    """With h bars of history before the window, day i of the window is HOLD while h + i + 1 < the
+    rule's warm-up, and from then on the decision it would make with all the history there is."""
+    rule = framework(name)
+    bars = DATA.frame(ticker)
+    first = bars.index.get_loc(DAYS[0])
+    window = slice(first, first + len(DAYS))
+    everything = rule.signals(bars).iloc[window].to_numpy()
+    assert first > 2 * rule.warmup_bars  # the reference itself is warmed up
+    for history in (0, 7, rule.warmup_bars // 2, rule.warmup_bars - 1, rule.warmup_bars + 40):
+        signals = rule.signals(bars.iloc[first - history:window.stop]).iloc[history:].to_numpy()
+        warm = history + np.arange(len(DAYS)) + 1 >= rule.warmup_bars
+        assert list(signals[~warm]) == [Action.HOLD] * int((~warm).sum())
+        assert list(signals[warm]) == list(everything[warm]), f"{history} bars of history"
 
 
 def test_random_policy_depends_on_seed_only_through_the_context():

@@ -3,6 +3,7 @@ gets its own answer or its own error, retries honour Retry-After, and the API ke
 
 import logging
 import socket
+import threading
 import time
 from email.utils import formatdate
 
@@ -12,6 +13,7 @@ from llm_test_helpers import conversation
 
 from llm_backends.langchain_adapter import EngineChatModel, LLMCallFailed
 from llm_backends.openai_engine import OpenAIEngine, openai_engine
+from llm_backends.types import SamplingParams
 
 KEY_ENV = "TD_TEST_FAULT_KEY"
 SECRET = "sk-fault-7a9e-never-show-me"
@@ -144,3 +146,37 @@ def test_langchain_callers_get_an_exception_for_a_failed_call():
         assert model.invoke("good").content == "fine"
         with pytest.raises(LLMCallFailed, match=r"/chat/completions: HTTP 400: unsupported value$"):
             model.invoke("bad")
+
+
+def test_rows_with_different_tools_and_parameters_are_all_in_flight_at_once():
+    """Each request waits until all four have arrived: a client that sent one group after another never gets there."""
+    together = threading.Barrier(4)
+
+    def script(number, body, headers):
+        try:
+            together.wait(timeout=5)
+        except threading.BrokenBarrierError:
+            return Reply(500, "the rows did not arrive together")
+        return Reply(body=completion(f"t={body['temperature']}"))
+
+    params = [SamplingParams(temperature=t, seed=s) for t, s in ((0.0, None), (0.5, 1), (0.5, 2), (1.0, None))]
+    tools = [None, [{"type": "function", "function": {"name": "f"}}], None, None]
+    with FaultServer(script) as server:
+        results = client(server, max_retries=0, max_concurrency=4).generate([conversation("x")] * 4, tools, params)
+    assert [(r.text, r.error) for r in results] == [(f"t={p.temperature}", None) for p in params]
+
+
+def test_a_grammar_is_sent_as_structured_outputs_and_a_server_that_refuses_it_is_an_error():
+    refusal = {"error": {"message": "Unrecognized request argument supplied: structured_outputs"}}
+
+    def script(number, body, headers):
+        return Reply(400, refusal) if "structured_outputs" in body else Reply(body=completion("free"))
+
+    with FaultServer(script) as server:
+        engine = client(server)
+        constrained, free = engine.generate([conversation("x")] * 2, params=[SamplingParams(grammar='start: "BUY"'), SamplingParams()])
+    assert [r.body.get("structured_outputs") for r in server.received] in (
+        [{"grammar": 'start: "BUY"'}, None], [None, {"grammar": 'start: "BUY"'}],
+    )
+    assert constrained.error.endswith("HTTP 400: Unrecognized request argument supplied: structured_outputs")
+    assert (free.text, free.error) == ("free", None)

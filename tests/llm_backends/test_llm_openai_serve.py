@@ -49,6 +49,14 @@ def test_http_answers_match_the_engine_it_serves(server, tiny):
     assert httpx.get(server.url + "/models").json()["data"][0]["id"] == tiny.model
 
 
+def test_a_grammar_reaches_our_server_and_is_honoured(server, tiny):
+    grammar = 'start: "BUY" | "SELL" | "HOLD"'
+    params = [SamplingParams(temperature=1.0, seed=seed, max_new_tokens=5, grammar=grammar) for seed in range(4)]
+    over_http = OpenAIEngine(server.url, tiny.model, max_retries=0).generate([conversation("Decide.")] * 4, params=params)
+    assert [r.text for r in over_http] == [r.text for r in tiny.generate([conversation("Decide.")] * 4, params=params)]
+    assert {r.text for r in over_http} <= {"BUY", "SELL", "HOLD"}
+
+
 def test_key_comes_from_env_and_never_shows(keyed_server, tiny, monkeypatch, caplog, tmp_path):
     monkeypatch.setenv(KEY_ENV, SECRET)
     caplog.set_level(logging.DEBUG)
@@ -80,7 +88,7 @@ def test_tool_calls_survive_the_wire_format():
     text = "let me look\n" + render_tool_call("get_market_data", {"ticker": "NVDA"})
     calls, _ = parse_tool_calls(text)
     sent = ChatResult(text=text, tool_calls=calls, prompt_tokens=5, completion_tokens=9, finish_reason="tool_calls")
-    body = completion_body(sent, "m", tools_shown=True)
+    body = completion_body([sent], "m", tools_shown=True)
     assert body["choices"][0]["message"]["content"] == "let me look"
     back = parse_response(body, 0.1)
     assert [(c.name, c.arguments) for c in back.tool_calls] == [("get_market_data", {"ticker": "NVDA"})]
@@ -93,11 +101,11 @@ def test_a_block_that_fails_to_parse_is_reported_and_kept_across_the_wire():
     good, bad = render_tool_call("get_news_data", {"ticker": "NVDA"}), "<tool_call>{not json</tool_call>"
     calls, failures = parse_tool_calls(f"{good}\n{bad}")
     sent = ChatResult(text=f"{good}\n{bad}", tool_calls=calls, parse_failures=failures, finish_reason="tool_calls")
-    message = completion_body(sent, "m", tools_shown=True)["choices"][0]["message"]
+    message = completion_body([sent], "m", tools_shown=True)["choices"][0]["message"]
     assert message["content"] == bad, "the broken block stays where the client can see it"
     assert message["tool_call_parse_failures"] == failures and failures[0].startswith("tool call 1: invalid JSON")
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_news_data"]
-    back = parse_response(completion_body(sent, "m", tools_shown=True), 0.0)
+    back = parse_response(completion_body([sent], "m", tools_shown=True), 0.0)
     assert [c.name for c in back.tool_calls] == ["get_news_data"]
     assert back.parse_failures[0].startswith("tool call 0: invalid JSON"), "the client re-parses the kept block"
 
@@ -105,7 +113,7 @@ def test_a_block_that_fails_to_parse_is_reported_and_kept_across_the_wire():
 def test_without_tools_the_whole_text_is_content():
     text = "maybe " + render_tool_call("get_news_data", {"ticker": "NVDA"})
     sent = ChatResult(text=text, tool_calls=parse_tool_calls(text)[0], finish_reason="tool_calls")
-    choice = completion_body(sent, "m", tools_shown=False)["choices"][0]
+    choice = completion_body([sent], "m", tools_shown=False)["choices"][0]
     assert choice["message"] == {"role": "assistant", "content": text}
     assert choice["finish_reason"] == "stop"
 
@@ -120,7 +128,7 @@ def test_serve_command_loads_engines_by_config_name(tiny_root):
 def test_serve_command_answers_over_http(tiny_root):
     """`python -m llm_backends.serve` as a user runs it, on a free port chosen by the OS."""
     env = {**os.environ, CACHE_ENV: str(tiny_root)}
-    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0"]
+    command = [sys.executable, "-m", "llm_backends.serve", "--engine", "tiny", "--port", "0", "--request-timeout", "30"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         for line in proc.stderr:

@@ -1,6 +1,7 @@
 """`llm_backends.serve` as real clients meet it: the `openai` SDK, LangChain's ChatOpenAI and plain
 HTTP, against the server on 127.0.0.1 with the tiny model behind it (no mocks)."""
 
+import json
 import threading
 import time
 
@@ -117,16 +118,25 @@ REFUSED = [
     ({"messages": HI + [{"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {"arguments": "{}"}}]}]},
      None, "tool call 0 of an assistant message: missing 'name'"),
     ({"tools": [{"type": "retrieval"}]}, "tools", "tools[0]: must be {'type': 'function'"),
-    ({"tool_choice": "required"}, "tool_choice", "would force a tool call, which needs constrained decoding"),
-    ({"tool_choice": {"type": "function", "function": {"name": "get_news_data"}}}, "tool_choice", "needs constrained decoding"),
+    ({"tool_choice": "required"}, "tool_choice", "tool_choice: 'required' needs tools"),
+    ({"tool_choice": {"type": "function", "function": {"name": "get_news_data"}}}, "tool_choice",
+     "names 'get_news_data', which is not among the tools"),
     ({"tool_choice": "sometimes"}, "tool_choice", "must be one of"),
-    ({"response_format": {"type": "json_object"}}, "response_format", "'json_object' needs constrained decoding"),
-    ({"response_format": {"type": "json_schema", "json_schema": {"name": "d", "schema": {"type": "object"}}}}, "response_format",
-     "'json_schema' needs constrained decoding"),
-    ({"logprobs": True}, "logprobs", "log-probabilities are not supported yet"),
-    ({"n": 2}, "n", "only one choice per request is supported, got 2"),
-    ({"stream": True}, "stream", "streaming is not supported yet"),
+    ({"tool_choice": {"type": "function"}}, "tool_choice", "must be one of"),
+    ({"response_format": {"type": "xml"}}, "response_format", "response_format.type: must be 'text', 'json_object' or 'json_schema'"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}}, "response_format",
+     "response_format.json_schema.name: required"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "d", "schema": "object"}}}, "response_format",
+     "response_format.json_schema.schema: must be a JSON schema"),
+    ({"response_format": {"type": "json_object"}, "extra_body": {"structured_outputs": {"grammar": 'start: "a"'}}}, "structured_outputs",
+     "cannot be combined with response_format"),
+    ({"extra_body": {"structured_outputs": {"json": {"type": "object"}}}}, "structured_outputs", "only 'grammar'"),
+    ({"extra_body": {"structured_outputs": {"grammar": ""}}}, "structured_outputs", "must be a non-empty string"),
+    ({"logprobs": True, "top_logprobs": 2}, "top_logprobs", "the sampled token only"),
+    ({"top_logprobs": 2}, "top_logprobs", "only allowed with logprobs=true"),
+    ({"n": 129}, "n", "n: Input should be less than or equal to 128"),
     ({"stream_options": {"include_usage": True}}, "stream_options", "only allowed with stream=true"),
+    ({"stream": True, "stream_options": {"continuous_usage_stats": True}}, "stream_options", "only ['include_usage'] is supported"),
     ({"parallel_tool_calls": False}, "parallel_tool_calls", "false cannot be enforced"),
     ({"presence_penalty": 0.5}, "presence_penalty", "penalties are not supported"),
     ({"logit_bias": {"42": 5}}, "logit_bias", "not supported"),
@@ -182,7 +192,7 @@ def test_null_max_tokens_gets_the_room_the_prompt_leaves(engine):
     assert f"max_tokens is too large: {room + 1}. This model's context is {context} tokens" in refused.value.message
 
 
-def test_a_prompt_that_fills_the_context_is_refused_and_the_context_must_be_positive(engine):
+def test_a_prompt_that_fills_the_context_is_refused_and_the_limits_must_be_positive(engine):
     with start_server(engine, context_length=prompt_tokens(engine, HI)) as full:
         sdk = openai.OpenAI(base_url=full.url, api_key="unused", max_retries=0)
         with pytest.raises(openai.BadRequestError) as refused:
@@ -190,6 +200,8 @@ def test_a_prompt_that_fills_the_context_is_refused_and_the_context_must_be_posi
     assert refused.value.param == "messages" and "which leaves no room for a completion" in refused.value.message
     with pytest.raises(ValueError, match="context_length must be positive, got 0"):
         build_app(engine, context_length=0)
+    with pytest.raises(ValueError, match="request_timeout_s must be positive"):
+        build_app(engine, request_timeout_s=0)
 
 
 def test_a_huge_max_tokens_is_refused_while_a_long_generation_runs(sdk, server, engine):
@@ -234,6 +246,11 @@ def test_a_cached_answer_is_marked(sdk, engine):
     assert (fresh.cached, replayed.cached) == (False, True)
     assert replayed.choices[0].message.content == fresh.choices[0].message.content
     assert replayed.usage.completion_tokens == fresh.usage.completion_tokens
+    streamed = sdk.chat.completions.with_raw_response.create(**request, stream=True)
+    assert streamed.headers[CACHE_HEADER] == "hit"
+    chunks = [chunk for chunk in streamed.parse() if chunk.choices]
+    assert all(chunk.cached for chunk in chunks), "a replayed answer streams whole, marked as such"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == fresh.choices[0].message.content
 
 
 def test_langchain_chat_openai_bind_tools_invoke(server, engine):
@@ -249,8 +266,6 @@ def test_langchain_chat_openai_bind_tools_invoke(server, engine):
     assert message.response_metadata["model_name"] == engine.model
     unbound = llm.bind_tools([get_news_data], tool_choice="none").invoke("news on NVDA?")
     assert unbound.usage_metadata["input_tokens"] == prompt_tokens(engine, asked), "tool_choice='none' shows no tools"
-    with pytest.raises(openai.BadRequestError, match="needs constrained decoding"):
-        llm.bind_tools([get_news_data], tool_choice="get_news_data").invoke("news on NVDA?")
 
 
 def test_an_engine_that_does_not_know_its_context_needs_one_and_its_failures_are_502(server, engine):
@@ -266,3 +281,27 @@ def test_an_engine_that_does_not_know_its_context_needs_one_and_its_failures_are
         f"The model `gpt-4o` does not exist; this server has `{engine.model}`"
     )
     assert OpenAIEngine(server.url, engine.model).generate_one(conversation("hi"), params=SamplingParams(max_new_tokens=2)).error is None
+
+
+def test_in_front_of_an_http_engine_choices_and_json_pass_through_and_the_rest_is_refused(server, engine):
+    """The front server cannot stream, report log-probabilities or force calls through an HTTP engine: it says so.
+
+    `n` becomes n requests and a JSON schema becomes a grammar that the server behind honours.
+    """
+    schema = {"type": "object", "properties": {"action": {"enum": ["BUY", "SELL"]}}, "required": ["action"], "additionalProperties": False}
+    with start_server(OpenAIEngine(server.url, engine.model, max_retries=0), context_length=1000) as front:
+        sdk = openai.OpenAI(base_url=front.url, api_key="unused", max_retries=0)
+        request = {"model": engine.model, "messages": HI, "max_tokens": 20}
+        answer = sdk.chat.completions.create(
+            **request, n=2, seed=3, temperature=1.0,
+            response_format={"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}},
+        )
+        assert [json.loads(c.message.content)["action"] in {"BUY", "SELL"} for c in answer.choices] == [True, True]
+        refusals = [
+            ({"stream": True}, "stream"), ({"logprobs": True}, "logprobs"),
+            ({"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"}, "tool_choice"),
+        ]
+        for fields, param in refusals:
+            with pytest.raises(openai.BadRequestError) as refused:
+                sdk.chat.completions.create(**request, **fields)
+            assert refused.value.param == param and refused.value.code == "unsupported_parameter"

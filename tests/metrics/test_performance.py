@@ -107,10 +107,28 @@ def test_metrics_row_from_equity():
     assert list(row) == list(pf.METRIC_KEYS)
     r = equity.pct_change().dropna().to_numpy()
     assert row["ARR"] == pytest.approx((equity.iloc[-1] / equity.iloc[0]) ** (252 / 121) - 1)
-    assert row["SR"] == pytest.approx(r.mean() / r.std(ddof=1))
+    assert row["TR"] == pytest.approx(equity.iloc[-1] / equity.iloc[0] - 1)
+    assert row["SR_day"] == pytest.approx(r.mean() / r.std(ddof=1))
     assert row["SR_ann"] == pytest.approx(ep.sharpe_ratio(r))
     assert row["MDD"] == pytest.approx(-ep.max_drawdown(r))
     assert row["Trades"] == 7.0
+
+
+def test_sharpe_convention_on_a_constructed_price_series():
+    """Prices that rise 2 % and 0 % on alternate days for 2n days: mean 1 %, std(ddof=1) = 1 % x sqrt(2n / (2n - 1)).
+
+    So SR_day = sqrt((2n - 1) / 2n) per day and SR_ann = SR_day x sqrt(252) — the paper's scale, on
+    which the metrics.csv column SR_ann and the paper table's SR are reported.
+    """
+    n = 60
+    growth = np.tile([1.02, 1.00], n)
+    prices = pd.Series(100.0 * np.concatenate([[1.0], np.cumprod(growth)]))
+    row = pf.metrics_row(prices, trades=0, periods_per_year=P)
+    sr_day = math.sqrt((2 * n - 1) / (2 * n))
+    assert row["SR_day"] == pytest.approx(sr_day, rel=1e-12)
+    assert row["SR_ann"] == pytest.approx(sr_day * math.sqrt(P), rel=1e-12)
+    assert row["TR"] == pytest.approx(1.02**n - 1, rel=1e-12)
+    assert row["ARR"] == pytest.approx(1.02 ** (n * P / (2 * n)) - 1, rel=1e-12)
 
 
 @pytest.mark.parametrize("equity", [[100.0], [100.0, 100.0], [100.0] * 40, [], [0.0, 0.0, 0.0]])
@@ -120,11 +138,11 @@ def test_metrics_row_never_raises_on_degenerate_curves(equity):
 
 
 def test_average_row_is_the_mean_of_per_ticker_metrics_skipping_nan():
-    rows = [{"ARR": 0.1, "SR": math.nan}, {"ARR": 0.3, "SR": 0.2}, {"ARR": -0.1, "SR": math.nan}]
+    rows = [{"ARR": 0.1, "SR_day": math.nan}, {"ARR": 0.3, "SR_day": 0.2}, {"ARR": -0.1, "SR_day": math.nan}]
     avg = pf.average_row(rows)
     assert avg["ARR"] == pytest.approx(0.1)
-    assert avg["SR"] == pytest.approx(0.2)
-    assert math.isnan(pf.average_row([{"SR": math.nan}])["SR"])
+    assert avg["SR_day"] == pytest.approx(0.2)
+    assert math.isnan(pf.average_row([{"SR_day": math.nan}])["SR_day"])
     with pytest.raises(ValueError, match="no rows"):
         pf.average_row([])
 

@@ -10,11 +10,13 @@ from market.errors import DataError
 from metrics import compare, plots, report
 from metrics.performance import metrics_row
 from metrics.rundir import daily_returns, load_run, portfolio_returns
-from metrics.run_tables import arr_markers, efficiency_numbers, main_table, regime_confusions
-from metrics.significance import significance, significance_table
+from metrics.run_tables import efficiency_numbers, main_table, regime_confusions, return_markers
+from metrics.significance import significance
+from metrics.significance_tables import comparisons_table
 from metrics.tables import format_ci, to_latex, to_markdown
 
-TABLES = ("main", "metrics", "significance", "seeds", "activity", "efficiency", "regime_scores", "regime_confusion")
+TABLES = ("main", "portfolio", "significance", "seed_tests", "paper", "metrics", "seeds", "activity", "efficiency",
+          "regime_scores", "regime_confusion")
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +36,20 @@ def test_report_writes_every_table_and_plot(reported):
         assert png.startswith(b"\x89PNG") and len(png) > 20_000
     summary = reported.read_text()
     assert "## main" in summary and "Hansen SPA" in summary and "![pareto](plots/pareto.png)" in summary
+    assert (run_dir / "tables" / "head_to_head.md").is_file()
 
 
-def test_main_table_values_come_from_metrics_csv_with_cis(reported):
-    run = load_run(reported.parent)
-    table = (reported.parent / "tables" / "main.md").read_text()
-    row = next(line for line in table.splitlines() if line.startswith("| momentum"))
-    arr = run.metrics.query("framework == 'momentum' and ticker == 'AVG'")["ARR"].item()
-    assert f"{arr * 100:.1f} [" in row
+def test_main_table_values_come_from_metrics_csv_with_cis(synthetic_run):
+    run = load_run(synthetic_run)
+    table = main_table(run, daily_returns(run), "buy_and_hold", reps=100)
+    average = run.metrics.query("framework == 'momentum' and ticker == 'AVG'")
+    for column, metric, scale in (("mean TR %", "TR", 100), ("mean ARR %", "ARR", 100), ("mean SR_ann", "SR_ann", 1)):
+        cell = table.loc["momentum", column]
+        point, interval = cell.split(" [")
+        digits = len(point.split(".")[1]) if "." in point else 0
+        assert point == f"{average[metric].item() * scale:.{digits}f}"
+        low, high = (float(v) for v in interval.rstrip("]*").split(", "))
+        assert low <= float(point) <= high
 
 
 def test_returns_rebuild_the_runner_metrics(synthetic_run):
@@ -52,8 +60,8 @@ def test_returns_rebuild_the_runner_metrics(synthetic_run):
     recomputed = returns[("coin_flip", "BBB", 2)].dropna()
     assert len(recomputed) == len(episode) - 1
     assert np.prod(1 + recomputed) - 1 == pytest.approx(episode["equity"].iloc[-1] / episode["equity"].iloc[0] - 1)
-    stored = run.metrics.query("framework == 'coin_flip' and ticker == 'BBB' and seed == 2")["SR"].item()
-    assert stored == pytest.approx(expected["SR"])
+    stored = run.metrics.query("framework == 'coin_flip' and ticker == 'BBB' and seed == 2")["SR_day"].item()
+    assert stored == pytest.approx(expected["SR_day"])
     portfolio = portfolio_returns(returns)
     assert portfolio["coin_flip"].iloc[5] == pytest.approx(returns["coin_flip"].iloc[5].mean())
 
@@ -61,8 +69,8 @@ def test_returns_rebuild_the_runner_metrics(synthetic_run):
 def test_flat_framework_has_a_point_ci_and_buy_and_hold_no_marker(synthetic_run):
     run = load_run(synthetic_run)
     table = main_table(run, daily_returns(run), "buy_and_hold", reps=100)
-    assert table.loc["always_hold", "Avg ARR %"] == "0.0 [0.0, 0.0]"
-    assert not table.loc["buy_and_hold", "Avg ARR %"].endswith("*")
+    assert table.loc["always_hold", "mean TR %"] == "0.0 [0.0, 0.0]"
+    assert not table.loc["buy_and_hold", "mean TR %"].endswith("*")
 
 
 def test_regime_confusion_counts_every_labelled_decision(synthetic_run):
@@ -131,18 +139,20 @@ def test_table_rendering():
 
 def test_no_second_block_when_the_best_is_the_benchmark(synthetic_run):
     run = load_run(synthetic_run)
-    result = significance(run, daily_returns(run), benchmark="always_hold", reps=100)
-    assert result.best == "always_hold"
-    assert not any(column.endswith("(best)") for column in significance_table(result).columns)
+    returns = daily_returns(run)
+    best = portfolio_returns(returns).mean().idxmax()
+    result = significance(run, returns, benchmark=best, reps=100)
+    assert result.best == best
+    assert set(comparisons_table(result).index.get_level_values("against")) == {f"vs {best}"}
     assert result.spa is not None and 0.0 <= result.spa["consistent"] <= 1.0
 
 
 def test_without_the_benchmark_the_comparisons_against_it_are_left_out(synthetic_run):
     run = load_run(synthetic_run)
     result = significance(run, daily_returns(run), benchmark="not_in_run", reps=100)
-    assert result.spa is None
-    assert not any("(bench)" in column for column in significance_table(result).columns)
-    assert "*" not in "".join(main_table(run, daily_returns(run), "not_in_run", reps=50)["Avg ARR %"])
+    assert result.spa is None and result.seed_comparisons.empty
+    assert set(result.comparisons.index.get_level_values("against")) == {result.best}
+    assert "*" not in "".join(main_table(run, daily_returns(run), "not_in_run", reps=50)["mean TR %"])
 
 
 def test_markers_flag_a_real_difference_from_the_benchmark(synthetic_run):
@@ -152,7 +162,7 @@ def test_markers_flag_a_real_difference_from_the_benchmark(synthetic_run):
     for ticker in run.tickers:
         benchmark = returns[("buy_and_hold", ticker, 0)]
         returns[("momentum", ticker, 0)] = benchmark + 0.005 + noise.normal(0, 0.002, len(benchmark))
-    markers = arr_markers(run, returns, "buy_and_hold", reps=200, seed=0)
+    markers = return_markers(run, returns, "buy_and_hold")
     assert all(markers[("momentum", cell)] == "**" for cell in [*run.tickers, "AVG"])
     assert markers[("always_hold", "AVG")] in ("", "*")
     assert ("buy_and_hold", "AVG") not in markers

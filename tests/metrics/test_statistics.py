@@ -11,7 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import bootstrap, model_selection, paired, seeds, sharpe_inference
+from scipy.stats import t as student_t
+from statsmodels.stats.multitest import multipletests
+
+from metrics import bootstrap, long_run_variance, model_selection, paired, seeds, sharpe_inference
 from metrics.performance import sharpe_ratio
 
 TRUE_SR = 0.1  # per period: mean 0.001, std 0.01
@@ -23,7 +26,7 @@ def test_sharpe_ci_covers_the_true_value_about_95_percent_of_the_time():
     covered = 0
     for i in range(simulations):
         r = rng.normal(0.001, 0.01, 250)
-        low, high = bootstrap.metric_cis(r, reps=199, seed=i)["SR"]
+        low, high = bootstrap.metric_cis(r, reps=199, seed=i)["SR_day"]
         covered += low <= TRUE_SR <= high
     # Monte Carlo s.e. of the coverage is ~1.3 points at 300 simulations
     assert 0.91 <= covered / simulations <= 0.99
@@ -40,16 +43,17 @@ def test_cross_ticker_ci_resamples_days_jointly():
         assert joint[name] == pytest.approx(single[name], rel=1e-12)
     # independent resampling of the two tickers would give a narrower interval for their mean
     independent = pd.DataFrame({"A": r, "B": np.random.default_rng(2).permutation(r)})
-    low, high = bootstrap.average_metric_cis(independent, reps=200, seed=3)["SR"]
-    assert high - low < 0.85 * (single["SR"][1] - single["SR"][0])
+    low, high = bootstrap.average_metric_cis(independent, reps=200, seed=3)["SR_day"]
+    assert high - low < 0.85 * (single["SR_day"][1] - single["SR_day"][0])
 
 
 def test_ci_is_seeded_and_brackets_the_estimate():
     r = np.random.default_rng(5).normal(0.001, 0.01, 200)
     first = bootstrap.metric_cis(r, reps=300, seed=9)
     assert first == bootstrap.metric_cis(r, reps=300, seed=9)
-    low, high = first["SR"]
+    low, high = first["SR_day"]
     assert low < sharpe_ratio(r) < high
+    assert first["SR_ann"] == pytest.approx((low * math.sqrt(252), high * math.sqrt(252)))
 
 
 def test_flat_series_has_a_degenerate_ci():
@@ -65,32 +69,61 @@ def test_block_length_grows_with_autocorrelation():
     assert bootstrap.block_length(ar) > 3 * bootstrap.block_length(noise)
 
 
-def test_mean_difference_test_size_and_power():
+def test_ewc_long_run_variance_of_iid_and_ar1_series():
+    rng = np.random.default_rng(3)
+    nu = [long_run_variance.ewc_degrees_of_freedom(t) for t in (1, 2, 3, 62, 124, 250, 500)]
+    assert nu == [0, 1, 1, 6, 9, 15, 25]  # floor(0.4 T^(2/3)) within [1, T - 1]
+    # iid N(0, 1): Omega = 1; AR(1) phi = 0.5 with unit-variance shocks: Omega = 1 / (1 - phi)^2 = 4
+    iid = [long_run_variance.ewc_long_run_covariance(rng.normal(size=500))[0, 0] for _ in range(400)]
+    shocks = rng.normal(size=(400, 600))
+    ar = np.zeros_like(shocks)
+    for t in range(1, shocks.shape[1]):
+        ar[:, t] = 0.5 * ar[:, t - 1] + shocks[:, t]
+    persistent = [long_run_variance.ewc_long_run_covariance(row[100:])[0, 0] for row in ar]
+    # the estimate is Omega x chi2_nu / nu (nu = 25): its mean over 400 draws is within ~3 % of Omega
+    assert np.mean(iid) == pytest.approx(1.0, rel=0.08)
+    assert np.mean(persistent) == pytest.approx(4.0, rel=0.12)
+    x = rng.normal(size=(80, 2))
+    assert long_run_variance.cosine_projections(x, 3)[0] == pytest.approx(np.sqrt(80) * x.mean(axis=0))
+
+
+def test_mean_difference_test_power_ci_and_degenerate_cases():
     rng = np.random.default_rng(7)
-    null_rejections = sum(
-        paired.mean_difference_test(rng.normal(0, 0.01, 150), rng.normal(0, 0.01, 150), reps=199, seed=i)[1] < 0.05
-        for i in range(60)
-    )
-    assert null_rejections <= 8  # nominal 3 of 60
     a = rng.normal(0.004, 0.01, 250)
-    difference, p = paired.mean_difference_test(a, a - 0.003 + rng.normal(0, 0.002, 250), reps=499)
-    assert difference == pytest.approx(0.003, abs=5e-4) and p < 0.01
-    assert paired.mean_difference_test(a, a) == (0.0, 1.0)
+    result = paired.mean_difference_test(a, a - 0.003 + rng.normal(0, 0.002, 250))
+    assert result.estimate == pytest.approx(0.003, abs=5e-4) and result.pvalue < 0.01 and result.df == 15
+    low, high = result.ci()
+    assert low < result.estimate < high and (high - low) / 2 == pytest.approx(
+        student_t.ppf(0.975, 15) * result.standard_error)
+    assert result.minimum_detectable_effect() == pytest.approx(
+        (student_t.ppf(0.975, 15) + student_t.ppf(0.8, 15)) * result.standard_error)
+    assert paired.mean_difference_test(a, a).pvalue == 1.0
+    assert math.isnan(paired.mean_difference_test(a, a - 0.001).pvalue)  # constant difference: nothing to test
+    assert math.isnan(paired.mean_difference_test(a[:1], a[:1] + 0.01).pvalue)
+
+
+def test_a_true_difference_of_the_minimum_detectable_size_is_found_about_80_percent_of_the_time():
+    rng = np.random.default_rng(12)
+    noise = rng.normal(0.0, 0.01, (300, 124))
+    effect = paired.mean_difference_test(noise[0], np.zeros(124)).minimum_detectable_effect()
+    found = np.mean([paired.mean_difference_test(row + effect, np.zeros(124)).pvalue < 0.05 for row in noise[1:]])
+    # the MDE uses one draw's SE (its own noise moves the power): a wide band around 80 %
+    assert 0.55 <= found <= 0.95
 
 
 def test_sharpe_difference_test_size_power_and_symmetry():
     rng = np.random.default_rng(11)
-    p_values = [paired.sharpe_difference_test(rng.normal(0.0005, 0.01, 250), rng.normal(0.0005, 0.01, 250))[1]
+    p_values = [paired.sharpe_difference_test(rng.normal(0.0005, 0.01, 250), rng.normal(0.0005, 0.01, 250)).pvalue
                 for _ in range(200)]
     assert 0.01 <= np.mean(np.array(p_values) < 0.05) <= 0.10
     a = rng.normal(0.003, 0.01, 500)
     b = rng.normal(-0.001, 0.01, 500)
-    difference, p = paired.sharpe_difference_test(a, b)
-    assert difference > 0 and p < 0.01
+    result = paired.sharpe_difference_test(a, b)
+    assert result.estimate > 0 and result.pvalue < 0.01
     mirrored = paired.sharpe_difference_test(b, a)
-    assert mirrored[0] == pytest.approx(-difference) and mirrored[1] == pytest.approx(p)
-    assert paired.sharpe_difference_test(a, a) == (0.0, 1.0)
-    assert math.isnan(paired.sharpe_difference_test(a, np.zeros(500))[1])
+    assert mirrored.estimate == pytest.approx(-result.estimate) and mirrored.pvalue == pytest.approx(result.pvalue)
+    assert paired.sharpe_difference_test(a, a).pvalue == 1.0
+    assert math.isnan(paired.sharpe_difference_test(a, np.zeros(500)).pvalue)
 
 
 def test_paired_tests_reject_mismatched_lengths():
@@ -98,11 +131,17 @@ def test_paired_tests_reject_mismatched_lengths():
         paired.mean_difference_test(np.zeros(3), np.zeros(4))
 
 
-def test_holm_step_down_and_nan():
+def test_holm_step_down_and_nan_equal_statsmodels():
     adjusted = paired.holm([0.01, 0.04, float("nan"), 0.03])
     assert adjusted[0] == pytest.approx(0.03)
     assert adjusted[1] == pytest.approx(0.06) and adjusted[3] == pytest.approx(0.06)
     assert math.isnan(adjusted[2])
+    rng = np.random.default_rng(0)
+    for size in range(1, 12):
+        p_values = rng.uniform(0, 0.3, size)
+        p_values[rng.uniform(size=size) < 0.3] = p_values[0]  # ties
+        assert paired.holm(list(p_values)) == pytest.approx(list(multipletests(p_values, method="holm")[1]))
+    assert paired.holm([]) == []
 
 
 def _market(rng, days=250):

@@ -155,6 +155,14 @@ def test_answer_only_when_calls_are_not_allowed(checker, compact):
     assert not checker.accepts(grammar, call("get_market_data"))
 
 
+def test_call_only_when_the_answer_is_not_allowed(checker, compact):
+    grammar = checker.grammar(compact, answer_allowed=False)
+    assert checker.accepts(grammar, call("get_market_data"))
+    assert not checker.accepts(grammar, "<think>done</think>\n<answer>SELL</answer>")
+    with pytest.raises(ValueError, match="a call or an answer"):
+        protocol_grammar(compact, calls_allowed=False, answer_allowed=False)
+
+
 def test_without_the_token_tags_the_tiny_model_could_not_call(tiny_tokenizer, compact):
     checker = Checker(tiny_tokenizer)
     literal = llguidance.LLMatcher.grammar_from_lark(protocol_grammar(compact, ticker=TICKER))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -16,8 +17,21 @@ def benchmark_command(*overrides: str) -> list[str]:
 
 
 def support_env(extra_path: Path | None = None) -> dict[str, str]:
-    """The environment with tests/support (and `extra_path`) importable."""
+    """The environment with tests/support (and `extra_path`) importable, and torch on one thread
+    unless the caller chose (the tests' models are too small to gain from more; on a busy machine
+    two threads made a run with the tiny model about three times slower)."""
     env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")
     paths = [str(SUPPORT)] + ([str(extra_path)] if extra_path else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
     return env
+
+
+def journal_rows(path: Path, framework: str | None = None) -> int:
+    """Decisions journaled in the journal at `path` (of `framework` only, when given); 0 before it exists."""
+    where, parameters = ("WHERE framework = ?", (framework,)) if framework else ("", ())
+    try:
+        with sqlite3.connect(path) as db:
+            return db.execute(f"SELECT count(*) FROM decisions {where}", parameters).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
