@@ -4,7 +4,7 @@
         --out results/training/evaluation.md
 
 RUN_DIR is a run directory of `run_benchmark.py` (docs/run_directory.md) holding the frameworks
-named in the pairs. Per framework: ARR, SR (per day) and MDD averaged over tickers (`metrics.csv`)
+named in the pairs. Per framework: ARR, SR (annualised) and MDD averaged over tickers (`metrics.csv`)
 and the regime accuracy of its decisions (the report's confusion matrices). Per pair
 (trained, start), on their equal-weight daily portfolio returns over tickers: the mean daily
 difference d = trained − start in basis points and the report's calibrated paired test of
@@ -32,8 +32,8 @@ BASIS_POINTS = 1e4
 
 
 def framework_table(run: Run) -> pd.DataFrame:
-    """ARR, SR, MDD (ticker averages, mean over seeds) and regime accuracy per framework."""
-    averages = run.metrics[run.metrics["ticker"] == AVERAGE_TICKER].groupby("framework")[["ARR", "SR", "MDD"]].mean()
+    """ARR, SR_ann, MDD (ticker averages, mean over seeds) and regime accuracy per framework."""
+    averages = run.metrics[run.metrics["ticker"] == AVERAGE_TICKER].groupby("framework")[["ARR", "SR_ann", "MDD"]].mean()
     accuracy = {name: regime.regime_accuracy(matrix) for name, matrix in regime_confusions(run).items()}
     return averages.assign(regime_accuracy=pd.Series(accuracy)).reindex(run.frameworks)
 
@@ -66,7 +66,7 @@ def write_evaluation(run_dir: Path, pairs: list[tuple[str, str]], out: Path) -> 
     out.write_text(
         f"# Trained policies against their starting points\n\n"
         f"Run: {run.info.get('suite', run_dir.name)}; tickers {', '.join(run.tickers)}; test window {window}.\n\n"
-        f"## Frameworks\n\nARR, MDD: fractions; SR per day; averages over tickers.\n\n"
+        f"## Frameworks\n\nARR, MDD: fractions; SR_ann annualised (√252 · mean/std of daily returns); averages over tickers.\n\n"
         f"{frameworks.to_markdown(floatfmt='.4f')}\n\n"
         f"## Trained vs start\n\nMean daily difference of the equal-weight portfolios (bp/day), the report's paired "
         f"test (EWC long-run variance, t(ν) reference; docs/metrics.md): two-sided p-value, 95 % CI of the mean "

@@ -8,7 +8,7 @@ over the last `validation_days` of the valid window, for the validation tickers.
 validation writes a small run directory `validation/step-<N>/` (journal, equity, trades,
 decisions) and one row of `validation.csv`:
 
-- `ARR`, `SR`, `MDD`: the ticker-average of `metrics.csv`'s metrics (fractions; SR per period);
+- `ARR`, `SR_ann`, `MDD`: the ticker-average of `metrics.csv`'s metrics (fractions; SR annualised);
 - `regime_accuracy`: share of decisions whose executed answer is the regime's action (a
   fallback counts as a miss); `result`: mean R_result (−1 without a valid answer);
 - `informative_read`: share of decisions that called the informative tool; `tool_calls`: calls
@@ -93,7 +93,7 @@ def validate_policy(policy: Path, setup: ValidationSetup, run_dir: Path) -> dict
     equity, trades = write_episodes(run_dir, result, setup.data, setup.tickers, setup.start, setup.end)
     table = episode_metrics(equity, trades, setup.data.periods_per_year)
     average = table[table["ticker"] == AVERAGE_TICKER].iloc[0]
-    return {"ARR": average["ARR"], "SR": average["SR"], "MDD": average["MDD"],
+    return {"ARR": average["ARR"], "SR_ann": average["SR_ann"], "MDD": average["MDD"],
             **decision_scores(result.decisions, setup.data, setup), "decisions": len(result.decisions),
             "seconds": round(time.perf_counter() - started, 1)}
 
