@@ -40,7 +40,7 @@ from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes, supervised_dataset
 from training.grpo import grpo_trainer
 from training.policy_model import initial_policy_folder, load_policy, rollout_engine
-from training.prompt_dataset import labelled_days, prompt_dataset
+from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset
 from training.trainer_arguments import monitoring_callbacks
 from training.validation import Validation, ValidationSetup
 from training.warm_start import run_warm_start, warm_start_policy
@@ -97,11 +97,12 @@ def train(cfg: DictConfig) -> Path:
     if config.monitoring.validate_every:
         setup = validation_setup(data, tickers, splits, cfg, config, reward)
         callbacks.append(Validation(setup, output_dir, start, config.monitoring.validate_every, checkpoint_step(resume)))
-    trainer = grpo_trainer(model, tokenizer, prompt_dataset(train_days, protocol), config, protocol, reward, data,
+    prompt_days = balanced_regimes(train_days, seed) if config.balance_regimes else train_days
+    trainer = grpo_trainer(model, tokenizer, prompt_dataset(prompt_days, protocol), config, protocol, reward, data,
                            output_dir, seed, callbacks)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
 
-    facts = {"recipe": config.name, "seed": seed, "tickers": tickers, "train_prompts": len(train_days),
+    facts = {"recipe": config.name, "seed": seed, "tickers": tickers, "train_prompts": len(prompt_days),
              "started_from": str(start), "resumed_from": str(resume) if resume else None,
              "steps": trainer.state.global_step, "wall_s_this_call": round(time.perf_counter() - started, 1)}
     (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")

@@ -177,6 +177,7 @@ class TrainConfig(_Strict):
     optimisation: OptimisationConfig
     monitoring: MonitoringConfig
     checkpoints: CheckpointConfig
+    balance_regimes: bool = Field(default=False, description="as many prompts of each regime (training.prompt_dataset)")
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
     tool_curriculum: ToolCurriculum | None
 

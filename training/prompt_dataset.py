@@ -5,6 +5,11 @@ forward return over H bars after the fill day, computed on the ticker's whole cl
 day near the window's end may look into the gap after it). Days without the full horizon have no
 label and are left out. Each row holds what GRPO needs: `prompt` (the episode's system and user
 messages), `ticker`, `date` (YYYY-MM-DD) and `regime`.
+
+With `balanced_regimes` each regime keeps as many days as the rarest one (a seeded draw). On
+balanced labels every constant answer has the same expected R_result (−1/6 with the paper's
+matrix), so GRPO gains nothing from a prior such as "BUY, the market mostly rises" and only
+from answers that depend on what the episode read.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ def labelled_days(data: MarketData, tickers: list[str], window: Window, reward: 
             if regime is not None:
                 rows.append((ticker, day, regime))
     return pd.DataFrame(rows, columns=["ticker", "date", "regime"])
+
+
+def balanced_regimes(days: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """`days` with every regime cut to the rarest regime's count (seeded draw), in their original order."""
+    rarest = int(days["regime"].value_counts().min())
+    kept = days.groupby("regime", group_keys=False).sample(n=rarest, random_state=seed)
+    return days.loc[sorted(kept.index)].reset_index(drop=True)
 
 
 def prompt_dataset(days: pd.DataFrame, protocol: Protocol) -> Dataset:
