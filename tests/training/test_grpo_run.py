@@ -5,7 +5,6 @@ component is logged, and each checkpoint's policy folder loads with its own fing
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
