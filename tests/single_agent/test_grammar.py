@@ -76,7 +76,7 @@ def test_valid_turns_are_accepted(checker, compact):
     for name in compact.tools:
         assert checker.accepts(grammar, call(name)), name
     for action in ("BUY", "SELL", "HOLD"):
-        assert checker.accepts(grammar, f"<think>RSI < 30, price </thin up.</think>\n<answer>{action}</answer>")
+        assert checker.accepts(grammar, f"<think>RSI below 30, price / volume up.</think>\n<answer>{action}</answer>")
     assert checker.accepts(grammar, "<think></think>\n<answer>HOLD</answer>")
 
 
@@ -89,6 +89,7 @@ def test_valid_turns_are_accepted(checker, compact):
     "<think>x</think>\n<answer>BUY</answer><answer>BUY</answer>",             # two answers
     "<think>x <answer>BUY</answer></think>\n<answer>BUY</answer>",            # a tag inside the think
     "<think>x</think> y</think>\n<answer>BUY</answer>",                       # think closed twice
+    "<think>RSI < 30</think>\n<answer>BUY</answer>",                          # a '<' inside the think
     call("get_balance_sheet"),                                                # not offered by compact
     call("get_market_data", lookback_days=5),                                 # argument compact does not show
     call("get_market_data").replace(TICKER, "MSFT"),                          # another ticker
@@ -105,6 +106,25 @@ def test_an_unfinished_turn_is_not_accepted(checker, compact):
     grammar = checker.grammar(compact)
     assert not checker.accepts(grammar, "<think>x</think>\n<answer>BUY")
     assert not checker.accepts(grammar, call("get_market_data")[:-len("</tool_call>")])
+
+
+# A uniform walk over the tiny tokenizer (seed 0, walk 50) that made llguidance 1.9.1 panic under
+# the former think rule, a lazy text with stop="</think>": the tokens `></` and `think` straddle
+# the stop string, the mask computation panics and poisons state every matcher of the grammar shares.
+STOP_PANIC_WALK = [30, 401, 32, 283, 511, 73, 212, 321, 33, 277, 216, 509, 328, 73, 325, 354, 455, 89, 81, 260, 32,
+                   402, 473, 294, 362, 201, 488, 464, 302, 456, 22, 211, 210, 43, 420, 194, 13, 83, 437, 401]
+
+
+def test_no_token_sequence_breaks_the_matcher(tiny_tokenizer, compact):
+    checker = Checker(tiny_tokenizer)
+    matcher = llguidance.LLMatcher(checker.ll, checker.grammar(compact), log_level=0)
+    for token in STOP_PANIC_WALK:
+        if not matcher.consume_token(token):
+            break
+        matcher.compute_logit_bias()
+    assert not matcher.is_error(), matcher.get_error()
+    shared = llguidance.LLMatcher(checker.ll, checker.grammar(compact), log_level=0)
+    assert shared.consume_tokens(tiny_tokenizer.encode("<think>ok</think>\n<answer>BUY</answer>"))
 
 
 def test_the_think_text_is_bounded_in_tokens(checker, compact):

@@ -1,0 +1,88 @@
+"""The rollout function's side of TRL's contract, and the tool curriculum's call budget, on the tiny model."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from llm_backends.tiny import TinySpec, ensure_tiny
+from llm_backends.types import SamplingParams
+from single_agent.grammar import max_turn_tokens
+from market.view import MarketView
+from single_agent.offered_tools import protocol_toolset
+from single_agent.rollout import EpisodeStart, roll_out
+from single_agent.scripted_policy import ScriptedPolicy
+from training.config import ModelConfig, ToolCurriculum
+from training.policy_model import load_policy, rollout_engine
+from training.rollouts import EpisodeRollouts, trl_batch
+
+
+@pytest.fixture(scope="module")
+def engine(cache_root):
+    folder = ensure_tiny(TinySpec())
+    model, tokenizer = load_policy(folder, ModelConfig(source="path", path=str(folder), device="cpu", dtype="float32"))
+    return rollout_engine(model, tokenizer, "tiny")
+
+
+def rows(market, ticker: str, count: int, generations: int) -> list[dict]:
+    days = market.frame(ticker).index[40:40 + count]
+    return [{"ticker": ticker, "date": f"{day:%Y-%m-%d}", "regime": "bullish"} for day in days for _ in range(generations)]
+
+
+def trainer_at(step: int, batch: list[dict]):
+    """What the rollout function reads of the trainer: the batch's rows, the step, a metrics sink."""
+    logged = []
+    return SimpleNamespace(batch_rows=batch, state=SimpleNamespace(global_step=step), log_rollout=logged.append,
+                           logged=logged)
+
+
+def rollouts(engine, compact, market, **options) -> EpisodeRollouts:
+    params = SamplingParams(temperature=1.0, max_new_tokens=max_turn_tokens(compact))
+    return EpisodeRollouts(engine, compact, market, params, constrained=True, seed=3,
+                           informative_tool="get_news_data", **options)
+
+
+def test_one_completion_per_prompt_in_order_with_the_model_mask(engine, compact, market):
+    batch = rows(market, "ALFA", count=3, generations=2)
+    trainer = trainer_at(0, batch)
+    out = rollouts(engine, compact, market)([row for row in batch], trainer)
+    episodes = out["episode"]
+    assert len(episodes) == len(batch) == len(out["completion_ids"]) == len(out["env_mask"])
+    assert [e.date for e in episodes] == [row["date"] for row in batch]
+    for episode, ids, mask, logprobs in zip(episodes, out["completion_ids"], out["env_mask"], out["logprobs"]):
+        assert ids == episode.tokens.completion_ids and mask == episode.tokens.model_mask
+        assert len(logprobs) == len(ids) and all((lp is None) == (m == 0) for lp, m in zip(logprobs, mask))
+    first, second = episodes[0].tokens.completion_ids, episodes[1].tokens.completion_ids
+    assert first != second                       # the copies of a prompt sample differently
+    again = rollouts(engine, compact, market)([row for row in batch], trainer_at(0, batch))
+    assert again["completion_ids"] == out["completion_ids"]      # the same step samples the same
+    assert {"regime_accuracy", "informative_share", "rollout_s"} <= set(trainer.logged[0])
+
+
+def test_the_curriculum_budget_holds_every_episode_to_its_calls(engine, compact, market):
+    curriculum = ToolCurriculum(start_calls=1, steps_per_call=10)
+    batch = rows(market, "BRVO", count=4, generations=4)
+    out = rollouts(engine, compact, market, curriculum=curriculum)(batch, trainer_at(0, batch))
+    assert all(len(e.exchanges) <= 1 and e.end_reason == "answer" for e in out["episode"])
+    assert curriculum.budget(25, compact.max_tool_calls) == 3
+
+
+def test_the_trajectory_filter_leaves_fallbacks_out_of_the_loss(engine, compact, market):
+    def write(episode):
+        return "<think>ok</think>\n<answer>BUY</answer>" if episode.ticker == "ALFA" else "no protocol here"
+
+    day = market.frame("ALFA").index[40]
+    starts = [EpisodeStart(ticker, day, protocol_toolset(compact, MarketView(market, day)), seed=0)
+              for ticker in ("ALFA", "BRVO")]
+    episodes = roll_out(ScriptedPolicy(write, engine, "scripted"), compact, starts, SamplingParams(), constrained=False)
+    assert [e.fallback for e in episodes] == [False, True]
+    kept, filtered = trl_batch(episodes, trajectory_filter=False), trl_batch(episodes, trajectory_filter=True)
+    assert kept["env_mask"] == [e.tokens.model_mask for e in episodes] and sum(kept["env_mask"][1]) > 0
+    assert filtered["env_mask"][0] == kept["env_mask"][0] and sum(filtered["env_mask"][1]) == 0
+
+
+def test_a_curriculum_needs_constrained_rollouts(engine, compact, market):
+    with pytest.raises(ValueError, match="constrained"):
+        EpisodeRollouts(engine, compact, market, SamplingParams(), constrained=False, seed=0,
+                        informative_tool="get_news_data", curriculum=ToolCurriculum(start_calls=1, steps_per_call=1))

@@ -1,0 +1,36 @@
+"""The `train` config group: every recipe validates, and the paper's sets its optimisation explicitly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from market.config_keys import typed_config
+from market.errors import ConfigError
+from training.config import TrainConfig
+
+GROUP = Path(__file__).resolve().parents[2] / "configs" / "train"
+
+
+def recipe(name: str) -> TrainConfig:
+    return typed_config(TrainConfig, OmegaConf.to_container(OmegaConf.load(GROUP / f"{name}.yaml")), "train")
+
+
+@pytest.mark.parametrize("name", ["paper", "cpu_tiny", "cpu_smollm2"])
+def test_every_recipe_validates(name):
+    assert recipe(name).name == name and recipe(name).mode == "sync"
+
+
+def test_the_paper_recipe_is_the_papers_optimisation():
+    opt = recipe("paper").optimisation
+    assert (opt.learning_rate, opt.beta, opt.epsilon, opt.num_generations, opt.prompts_per_step) == (1e-6, 0.05, 0.1, 16, 32)
+    assert opt.completions_per_step == 512
+
+
+def test_a_misspelt_key_is_refused():
+    values = OmegaConf.to_container(OmegaConf.load(GROUP / "cpu_tiny.yaml"))
+    values["optimisation"]["learning_rat"] = 1.0
+    with pytest.raises(ConfigError, match="learning_rat"):
+        typed_config(TrainConfig, values, "train")

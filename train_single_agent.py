@@ -1,0 +1,123 @@
+"""Train the single agent (AlphaQuanter) with GRPO, TRL's GRPOTrainer, on one market.
+
+    python train_single_agent.py                          # cpu_tiny on data=synthetic_news, seed 0
+    python train_single_agent.py seed=1                   # the second seed of the proof
+    python train_single_agent.py train=cpu_smollm2        # SmolLM2-135M with LoRA, a short CPU run
+    python train_single_agent.py train=paper data=yfinance split=paper tickers=[GOOGL,META,MSFT,NVDA,TSLA] \
+        train.model.path=/models/Qwen2.5-3B-Instruct      # the paper's recipe, on a GPU
+
+The story: one prompt per (ticker, day) of the train split with its regime label; an optional
+warm start (SFT on demonstrations); then GRPO with the rollout engine as TRL's rollout_func and
+the reward's components as reward functions, validated on the valid split through the
+benchmark's runner. Everything lands in `output_dir` (outputs/train/<recipe>/seed-<seed>):
+`steps.csv`, `tensorboard/`, `validation.csv`, `checkpoint-<step>/policy/` (what
+`run_benchmark.py ... frameworks.<name>.checkpoint=<path>` evaluates). The same command resumes
+a killed run from its last checkpoint. Bad configuration stops with one `error:` line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import hydra
+import torch
+from omegaconf import DictConfig, OmegaConf
+from transformers import set_seed
+
+from frameworks.registry import instantiate_or_explain
+from market.config_keys import typed_config
+from market.errors import ConfigError, DataError, one_line
+from market.data import MarketData
+from market.execution import ExecutionConfig
+from market.splits import Splits
+from single_agent.protocol import load_protocol
+from single_agent.rewards import RewardConfig, load_reward_config
+from training.checkpoints import checkpoint_step, last_checkpoint
+from training.config import TrainConfig
+from training.demonstrations import demonstration_episodes, supervised_dataset
+from training.grpo import grpo_trainer
+from training.policy_model import initial_policy_folder, load_policy, rollout_engine
+from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset
+from training.trainer_arguments import monitoring_callbacks
+from training.validation import Validation, ValidationSetup
+from training.warm_start import run_warm_start, warm_start_policy
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+def validation_setup(data: MarketData, tickers: list[str], splits: Splits, cfg: DictConfig, config: TrainConfig,
+                     reward: RewardConfig) -> ValidationSetup:
+    """The validation tickers over the last `validation_days` bars of the valid window, under the run's rules."""
+    monitoring = config.monitoring
+    chosen = monitoring.validation_tickers or tickers
+    days = data.trading_days(chosen[0], splits.valid.start, splits.valid.end)
+    start = days[-monitoring.validation_days] if monitoring.validation_days else days[0]
+    execution = typed_config(ExecutionConfig, OmegaConf.to_container(cfg.execution, resolve=True), "execution")
+    return ValidationSetup(data=data, tickers=chosen, start=start, end=days[-1], execution=execution,
+                           protocol=config.protocol, reward=reward, constrained=config.constrained,
+                           informative_tool=config.informative_tool)
+
+
+def train(cfg: DictConfig) -> Path:
+    """Run (or resume) the configured training; returns the output directory."""
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(f"{missing[0]} is not set: add {missing[0]}=VALUE to the command line")
+    config = typed_config(TrainConfig, OmegaConf.to_container(cfg.train, resolve=True), "train")
+    if config.torch_threads:
+        torch.set_num_threads(config.torch_threads)
+    output_dir, seed, tickers = Path(cfg.output_dir), int(cfg.seed), list(cfg.tickers)
+    set_seed(seed)
+    started = time.perf_counter()
+
+    data = instantiate_or_explain(cfg.data, "data")
+    splits = typed_config(Splits, OmegaConf.to_container(cfg.split, resolve=True), "split")
+    for ticker in tickers:
+        splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
+    protocol, reward = load_protocol(config.protocol), load_reward_config(config.reward)
+    train_days = labelled_days(data, tickers, splits.train, reward)
+
+    start = initial_policy_folder(config.model)
+    if config.warm_start.enabled:
+        if not (warm_start_policy(output_dir) / "config.json").is_file():
+            model, tokenizer = load_policy(start, config.model)
+            demonstrations = demonstration_episodes(
+                rollout_engine(model, tokenizer, "demonstrations"), protocol, data, train_days,
+                config.warm_start.episodes, seed, randomise=config.warm_start.demonstrations == "expert_random",
+                terse=config.warm_start.terse)
+            run_warm_start(model, tokenizer, supervised_dataset(demonstrations), config, output_dir, seed)
+        start = warm_start_policy(output_dir)
+
+    model, tokenizer = load_policy(start, config.model)
+    resume = last_checkpoint(output_dir)
+    callbacks = monitoring_callbacks(output_dir, config.monitoring, checkpoint_step(resume))
+    if config.monitoring.validate_every:
+        setup = validation_setup(data, tickers, splits, cfg, config, reward)
+        callbacks.append(Validation(setup, output_dir, start, config.monitoring.validate_every, checkpoint_step(resume)))
+    prompt_days = balanced_regimes(train_days, seed) if config.balance_regimes else train_days
+    trainer = grpo_trainer(model, tokenizer, prompt_dataset(prompt_days, protocol), config, protocol, reward, data,
+                           output_dir, seed, callbacks)
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+
+    facts = {"recipe": config.name, "seed": seed, "tickers": tickers, "train_prompts": len(prompt_days),
+             "started_from": str(start), "resumed_from": str(resume) if resume else None,
+             "steps": trainer.state.global_step, "wall_s_this_call": round(time.perf_counter() - started, 1)}
+    (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
+    print(f"trained {config.name} to step {trainer.state.global_step}; checkpoints and steps.csv in {output_dir}")
+    return output_dir
+
+
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train_single_agent")
+def main(cfg: DictConfig) -> None:
+    try:
+        train(cfg)
+    except (ConfigError, DataError, ValueError, FileNotFoundError) as error:
+        print(f"error: {one_line(error)}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""The `train` config group (`configs/train/<name>.yaml`), validated: what to train, on what, how.
+
+One file per recipe: `paper` (the AlphaQuanter optimisation on a Qwen2.5 checkpoint, GPU),
+`cpu_tiny` (a tiny-family model on the compact protocol, 2 CPU cores) and `cpu_smollm2`
+(SmolLM2-135M, LoRA, a short CPU demonstration). Every key is required in the file except those
+with a default here, so a recipe states its optimisation explicitly instead of inheriting TRL's
+defaults. Batch sizes count completions unless named after prompts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from llm_backends.tiny import TinySpec
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TinyModel(_Strict):
+    """A tiny-family model built from scratch (`llm_backends.tiny.TinySpec`): random weights, the
+    514-token tokenizer of the tiny family."""
+
+    num_hidden_layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=8)
+    intermediate_size: int = Field(ge=8)
+    num_attention_heads: int = Field(ge=1)
+    num_key_value_heads: int = Field(ge=1)
+    initializer_range: float = Field(gt=0, description="std of the random initial weights")
+    seed: int = 0
+
+    def spec(self) -> TinySpec:
+        return TinySpec(**self.model_dump())
+
+
+class LoraSettings(_Strict):
+    """peft LoRA adapters: rank r, scale alpha/r, on `target_modules` ("all-linear" or names)."""
+
+    r: int = Field(ge=1)
+    alpha: float = Field(gt=0)
+    dropout: float = Field(default=0.0, ge=0, lt=1)
+    target_modules: str | list[str] = "all-linear"
+
+
+class ModelConfig(_Strict):
+    """The initial policy: `tiny` (built from `tiny`), `smollm2` (the embedded SmolLM2-135M) or
+    `path` (a local transformers folder, e.g. Qwen2.5-3B-Instruct); full fine-tuning unless `lora`."""
+
+    source: Literal["tiny", "smollm2", "path"]
+    tiny: TinyModel | None = None
+    path: str | None = None
+    device: str = "auto"
+    dtype: str = Field(default="auto", description="torch dtype name; auto: bfloat16 on GPU, float32 on CPU")
+    gradient_checkpointing: bool = False
+    lora: LoraSettings | None = None
+
+    @model_validator(mode="after")
+    def _source_given(self) -> "ModelConfig":
+        if self.source == "tiny" and self.tiny is None:
+            raise ValueError("model.source tiny needs model.tiny (its layers and sizes)")
+        if self.source == "path" and not self.path:
+            raise ValueError("model.source path needs model.path (a local transformers folder)")
+        return self
+
+
+class WarmStartConfig(_Strict):
+    """Supervised fine-tuning (TRL SFTTrainer) before GRPO, on demonstrations.
+
+    `demonstrations`: `expert_random` (the scripted expert with its tool choice and answer drawn
+    at random: format only, no information about which tool matters or what to answer) or
+    `expert` (the scripted expert reading news: imitation, for comparison only).
+    """
+
+    enabled: bool
+    demonstrations: Literal["expert_random", "expert"] = "expert_random"
+    terse: bool = Field(default=False, description="call turns whose think only names the call (training.demonstrations)")
+    episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
+    epochs: float = Field(gt=0)
+    learning_rate: float = Field(gt=0)
+    lr_scheduler_type: str
+    warmup_steps: int = Field(ge=0)
+    batch_size: int = Field(ge=1, description="sequences per optimizer step")
+    micro_batch_size: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "WarmStartConfig":
+        if self.batch_size % self.micro_batch_size:
+            raise ValueError("warm_start.batch_size must be a multiple of warm_start.micro_batch_size")
+        return self
+
+
+class OptimisationConfig(_Strict):
+    """GRPO's optimisation, passed to TRL's GRPOConfig (names as there where they exist).
+
+    One optimizer step takes `prompts_per_step` prompts × `num_generations` completions,
+    computed in micro-batches of `micro_batch_size` completions (gradient accumulation).
+    `beta` is the KL-loss coefficient to the starting policy (k3 estimator, TRL), `epsilon` the
+    PPO clip ε (ratio clipped to [1 − ε, 1 + ε_high], ε_high = `epsilon_high` or ε).
+    """
+
+    learning_rate: float = Field(gt=0)
+    lr_scheduler_type: str
+    warmup_steps: int = Field(ge=0)
+    weight_decay: float = Field(ge=0)
+    max_grad_norm: float = Field(gt=0)
+    beta: float = Field(ge=0)
+    epsilon: float = Field(gt=0)
+    epsilon_high: float | None = None
+    num_generations: int = Field(ge=2)
+    prompts_per_step: int = Field(ge=1)
+    micro_batch_size: int = Field(ge=1)
+    num_iterations: int = Field(ge=1, description="optimizer passes over each generated batch (μ)")
+    max_steps: int = Field(ge=1)
+    loss_type: str
+    scale_rewards: Literal["group", "batch", "none"]
+    temperature: float = Field(gt=0)
+    top_p: float = Field(gt=0, le=1)
+
+    @property
+    def completions_per_step(self) -> int:
+        return self.prompts_per_step * self.num_generations
+
+    @model_validator(mode="after")
+    def _whole_micro_batches(self) -> "OptimisationConfig":
+        if self.completions_per_step % self.micro_batch_size:
+            raise ValueError(f"optimisation: prompts_per_step x num_generations ({self.completions_per_step}) "
+                             f"must be a multiple of micro_batch_size ({self.micro_batch_size})")
+        return self
+
+
+class ToolCurriculum(_Strict):
+    """The call budget grows during training: `start_calls` allowed calls at first, one more every
+    `steps_per_call` optimizer steps, up to the protocol's `max_tool_calls`. Only the grammar
+    narrows (it forces the answer once the budget is spent); the prompt stays the protocol's."""
+
+    start_calls: int = Field(ge=1)
+    steps_per_call: int = Field(ge=1)
+
+    def budget(self, step: int, max_tool_calls: int) -> int:
+        """min(max_tool_calls, start_calls + step // steps_per_call)."""
+        return min(max_tool_calls, self.start_calls + step // self.steps_per_call)
+
+
+class MonitoringConfig(_Strict):
+    """Per-step logging (CSV `steps.csv`, TensorBoard) and validation on the valid split."""
+
+    logging_steps: int = Field(ge=1)
+    tensorboard: bool
+    validate_every: int = Field(ge=0, description="optimizer steps between validations of the saved policy (0: never)")
+    validation_tickers: list[str] | None = Field(description="tickers validated (None: all trained tickers)")
+    validation_days: int | None = Field(ge=2, description="last days of the valid window validated (None: all)")
+
+
+class CheckpointConfig(_Strict):
+    """Trainer checkpoints (`checkpoint-<step>/`, each with a loadable `policy/` folder)."""
+
+    save_steps: int = Field(ge=1)
+    save_total_limit: int | None = Field(ge=1)
+
+
+class TrainConfig(_Strict):
+    """One recipe of the `train` group (see the module docstring)."""
+
+    name: str
+    mode: Literal["sync"] = Field(description="sync: TRL's GRPOTrainer, rollouts between optimizer steps")
+    protocol: str
+    reward: str
+    constrained: bool = Field(description="hold every rollout turn to the protocol grammar")
+    max_new_tokens: int | None = Field(ge=1, description="per turn; None: the protocol's max_turn_tokens")
+    informative_tool: str = Field(description="the tool whose call share is monitored (the informative channel)")
+    torch_threads: int | None = Field(ge=1, description="torch.set_num_threads (None: torch's default)")
+    model: ModelConfig
+    warm_start: WarmStartConfig
+    optimisation: OptimisationConfig
+    monitoring: MonitoringConfig
+    checkpoints: CheckpointConfig
+    balance_regimes: bool = Field(default=False, description="as many prompts of each regime (training.prompt_dataset)")
+    trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
+    tool_curriculum: ToolCurriculum | None
+
+    @model_validator(mode="after")
+    def _validation_at_checkpoints(self) -> "TrainConfig":
+        every = self.monitoring.validate_every
+        if every and every % self.checkpoints.save_steps:
+            raise ValueError(f"monitoring.validate_every ({every}) must be a multiple of checkpoints.save_steps "
+                             f"({self.checkpoints.save_steps}): a validation trades a saved checkpoint")
+        return self

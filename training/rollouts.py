@@ -1,0 +1,105 @@
+"""TRL's `rollout_func` for the single agent: the batch's episodes, played by the rollout engine.
+
+TRL calls `rollout_func(prompts, trainer)` with each prompt already repeated `num_generations`
+times, copies adjacent, and wants exactly one completion per entry, in order
+(docs/training.md, "The rollout contract"). For each entry we play one episode
+(`single_agent.rollout.roll_out`) for its row's ticker and date, on a tool set bound to that
+date's point-in-time view, with its own seed derived from (seed, optimizer step, entry), so a
+resumed run samples what an uninterrupted one would. The engine shares the trainer's weights
+and has no response cache.
+
+Returned per entry: `prompt_ids` and `completion_ids` exactly as the episode's `TokenRecord`
+holds them (the sampled ids as sampled, the tool-response fragments between turns);
+`env_mask` = its `model_mask` (1 on sampled tokens, 0 on tool and template tokens, which
+therefore get no loss and no gradient); `logprobs`, the sampling log-probability of each sampled
+token (None on the others; TRL recomputes them with the policy and keeps these as
+`sampling_per_token_logps`); and the extra field `episode` that the reward functions read.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pandas as pd
+from transformers import TrainerCallback
+
+from llm_backends.types import SamplingParams
+from market.data import MarketData
+from market.view import MarketView
+from single_agent.episode import Episode
+from single_agent.offered_tools import protocol_toolset
+from single_agent.protocol import Protocol
+from single_agent.rollout import EpisodeStart, TokenPolicy, derive_seed, roll_out
+from training.config import ToolCurriculum
+from training.episode_stats import episode_stats
+from training.tool_curriculum import CallBudgetPolicy
+
+
+def trl_batch(episodes: list[Episode], trajectory_filter: bool) -> dict[str, Any]:
+    """The rollout_func result for finished episodes; with `trajectory_filter`, an episode
+    without a valid answer gets an all-zero `env_mask` (it stays in its group's reward mean but
+    contributes no loss)."""
+    records = [e.tokens for e in episodes]
+    if any(r is None or not r.completion_ids for r in records):
+        raise ValueError("every episode needs a TokenRecord with at least one completion token")
+    masks = [[0] * len(r.model_mask) if trajectory_filter and e.fallback else list(r.model_mask)
+             for e, r in zip(episodes, records)]
+    return {"prompt_ids": [r.prompt_ids for r in records], "completion_ids": [r.completion_ids for r in records],
+            "logprobs": [r.logprobs for r in records], "env_mask": masks, "episode": episodes}
+
+
+class EpisodeRollouts:
+    """The rollout function (see the module docstring); `trainer` must expose `batch_rows`
+    (`training.agent_trainer.AgentGRPOTrainer`)."""
+
+    def __init__(self, policy: TokenPolicy, protocol: Protocol, data: MarketData, params: SamplingParams, *,
+                 constrained: bool, seed: int, informative_tool: str, trajectory_filter: bool = False,
+                 curriculum: ToolCurriculum | None = None) -> None:
+        if curriculum is not None and not constrained:
+            raise ValueError("a tool curriculum narrows the grammar: it needs constrained rollouts")
+        self.policy = policy
+        self.protocol = protocol
+        self.data = data
+        self.params = params
+        self.constrained = constrained
+        self.seed = seed
+        self.informative_tool = informative_tool
+        self.trajectory_filter = trajectory_filter
+        self.curriculum = curriculum
+
+    def starts(self, rows: list[dict[str, Any]], step: int) -> list[EpisodeStart]:
+        """One start per row: its ticker and date, a fresh tool set, seed derive_seed(seed, step, index)."""
+        return [EpisodeStart(ticker=row["ticker"], date=pd.Timestamp(row["date"]),
+                             toolset=protocol_toolset(self.protocol, MarketView(self.data, row["date"])),
+                             seed=derive_seed(self.seed, step, index))
+                for index, row in enumerate(rows)]
+
+    def policy_at(self, step: int) -> TokenPolicy:
+        """The engine, or under a tool curriculum the engine held to that step's call budget."""
+        if self.curriculum is None:
+            return self.policy
+        return CallBudgetPolicy(self.policy, self.protocol, self.curriculum.budget(step, self.protocol.max_tool_calls))
+
+    def __call__(self, prompts: list, trainer: Any) -> dict[str, Any]:
+        rows = trainer.batch_rows
+        if len(rows) != len(prompts):
+            raise ValueError(f"rollout_func got {len(prompts)} prompts for {len(rows)} dataset rows")
+        step = trainer.state.global_step
+        started = time.perf_counter()
+        episodes = roll_out(self.policy_at(step), self.protocol, self.starts(rows, step), self.params,
+                            constrained=self.constrained, return_logprobs=True)
+        stats = episode_stats(episodes, [row["regime"] for row in rows], self.informative_tool)
+        trainer.log_rollout({**stats, "rollout_s": time.perf_counter() - started})
+        return trl_batch(episodes, self.trajectory_filter)
+
+
+class ClearRolloutCache(TrainerCallback):
+    """Drops the rollout engine's prefix KV store after every optimizer step (its keys and values
+    were computed with the weights before the step)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.engine.clear_kv_cache()

@@ -1,0 +1,53 @@
+"""The optional warm start: supervised fine-tuning (TRL SFTTrainer) on demonstrations.
+
+The loss is the negative log-likelihood of the demonstrator's own tokens only
+(`assistant_masks`; prompt, tool and template tokens are masked out). It runs in
+`<output_dir>/warm_start/` with its own checkpoints and step log, resumes like GRPO, and ends
+by writing `warm_start/policy/`, the folder GRPO starts from and the benchmark can load (the
+proof's "starting point"; LoRA adapters, when configured, are merged into it). When that folder
+exists the warm start is done and is skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset
+from trl import SFTConfig, SFTTrainer
+
+from training.checkpoints import POLICY_DIR, PolicyExport, checkpoint_step, last_checkpoint, save_policy
+from training.config import TrainConfig
+from training.policy_model import lora_config
+from training.trainer_arguments import monitoring_callbacks, shared_arguments
+
+WARM_START_DIR = "warm_start"
+
+
+def warm_start_policy(output_dir: Path) -> Path:
+    """Where the warm start writes its final policy folder."""
+    return Path(output_dir) / WARM_START_DIR / POLICY_DIR
+
+
+def run_warm_start(model: Any, tokenizer: Any, demonstrations: Dataset, config: TrainConfig, output_dir: Path,
+                   seed: int) -> Path:
+    """Fine-tune `model` on `demonstrations` (see the module docstring); returns the policy folder."""
+    folder = Path(output_dir) / WARM_START_DIR
+    settings = config.warm_start
+    resume = last_checkpoint(folder)
+    args = SFTConfig(
+        **shared_arguments(folder, model.dtype, config.model, config.monitoring, config.checkpoints, seed),
+        num_train_epochs=settings.epochs,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type=settings.lr_scheduler_type,
+        warmup_steps=settings.warmup_steps,
+        per_device_train_batch_size=settings.micro_batch_size,
+        gradient_accumulation_steps=settings.batch_size // settings.micro_batch_size,
+        max_length=None,
+    )
+    lora = lora_config(config.model.lora) if config.model.lora else None
+    trainer = SFTTrainer(model=model, args=args, train_dataset=demonstrations, processing_class=tokenizer, peft_config=lora,
+                         callbacks=[*monitoring_callbacks(folder, config.monitoring, checkpoint_step(resume)),
+                                    PolicyExport(tokenizer)])
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    return save_policy(trainer.model, tokenizer, warm_start_policy(output_dir))
