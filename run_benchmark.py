@@ -120,7 +120,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
-    rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones)
+    rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, seeds)
     with open_dict(cfg):
         cfg.frameworks = rows
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)

@@ -58,17 +58,20 @@ def backbone_row(templates: DictConfig, prefix: str, spec: DictConfig, name: str
     return row
 
 
-def missing_checkpoints(checkpoints: DictConfig) -> dict[int, str]:
-    """seed -> path of every checkpoint that does not exist."""
-    return {int(seed): str(path) for seed, path in checkpoints.items() if path is None or not Path(str(path)).exists()}
+def missing_checkpoints(checkpoints: dict[int, str | None]) -> dict[int, str]:
+    """seed -> path (or "not configured") of every checkpoint that does not exist."""
+    return {seed: str(path) if path is not None else "not configured" for seed, path in checkpoints.items()
+            if path is None or not Path(str(path)).exists()}
 
 
-def trained_row(templates: DictConfig, name: str, spec: DictConfig) -> tuple[DictConfig | None, str]:
-    """(the row, "run") when every checkpoint exists; (None, "not run: ...") naming the commands that train them."""
+def trained_row(templates: DictConfig, name: str, spec: DictConfig, seeds: list[int]) -> tuple[DictConfig | None, str]:
+    """(the row, "run") when the checkpoint of every run seed exists; (None, "not run: ...") naming the
+    command that trains the missing ones."""
     where = f"rows.trained.{name}"
-    checkpoints = spec.get("checkpoints")
-    if not checkpoints:
+    configured = {int(seed): path for seed, path in (spec.get("checkpoints") or {}).items()}
+    if not configured:
         raise ConfigError(f"{where}.checkpoints: name one checkpoint per seed, e.g. {{0: PATH}}")
+    checkpoints = {seed: configured.get(seed) for seed in seeds}
     missing = missing_checkpoints(checkpoints)
     if missing:
         train = spec.get("train")
@@ -79,7 +82,7 @@ def trained_row(templates: DictConfig, name: str, spec: DictConfig) -> tuple[Dic
         return None, (f"{NOT_RUN}: no checkpoint for seed {', '.join(map(str, seeds))} "
                       f"({missing[seeds[0]]}{', ...' if len(seeds) > 1 else ''}); train: {command}")
     row = _template(templates, spec, where)
-    row.checkpoints = OmegaConf.create({int(seed): str(path) for seed, path in checkpoints.items()})
+    row.checkpoints = OmegaConf.create({seed: str(path) for seed, path in checkpoints.items()})
     return row, "run"
 
 
@@ -90,8 +93,10 @@ def listed_names(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, ListConfig | list) else [str(value)]
 
 
-def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any) -> tuple[DictConfig, dict[str, dict]]:
-    """(frameworks with the built rows added, facts per row: kind, template, backbone, status)."""
+def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any,
+                seeds: list[int]) -> tuple[DictConfig, dict[str, dict]]:
+    """(frameworks with the built rows added, facts per row: kind, template, backbone, status); a trained
+    row runs the checkpoints of the run's `seeds`."""
     merged = OmegaConf.create(OmegaConf.to_container(frameworks, resolve=False))
     facts: dict[str, dict] = {}
     if rows is None:
@@ -104,7 +109,7 @@ def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any)
             merged[name] = backbone_row(templates, str(prefix), spec, backbone_name, backbone)
             facts[name] = {"kind": str(prefix), "template": spec.template, "backbone": backbone_name, "status": "run"}
     for name, spec in (rows.get("trained") or {}).items():
-        row, status = trained_row(templates, str(name), spec)
+        row, status = trained_row(templates, str(name), spec, seeds)
         if row is not None:
             merged[name] = row
         facts[str(name)] = {"kind": "trained", "template": spec.template, "status": status,

@@ -30,7 +30,7 @@ def rows_config(trained: dict | None = None) -> OmegaConf:
 
 def test_each_backbone_gets_one_row_per_prefix_with_its_fields_set():
     frameworks, facts = expand_rows(OmegaConf.create({"macd": {"_target_": "x.Macd"}}), rows_config(),
-                                    ["tiny", "qwen2.5-7b"])
+                                    ["tiny", "qwen2.5-7b"], [0])
     assert list(frameworks) == ["macd", "SA-tiny", "SC-tiny", "MA-tiny", "SA-qwen2.5-7b", "SC-qwen2.5-7b", "MA-qwen2.5-7b"]
     assert frameworks["SA-tiny"].llm == "tiny" and frameworks["SA-tiny"].protocol == "paper"
     assert frameworks["SC-qwen2.5-7b"].samples == OmegaConf.load(BACKBONE_DIR / "qwen2.5-7b.yaml").sc_samples
@@ -44,19 +44,24 @@ def test_a_trained_row_without_its_checkpoints_is_not_run_and_names_the_training
     present = tmp_path / "seed-0" / "policy"
     present.mkdir(parents=True)
     trained = {
-        "AQ-ready": {"template": "alphaquanter", "checkpoints": {0: str(present)}, "train": "train seed={seed}"},
+        "AQ-ready": {"template": "alphaquanter", "checkpoints": {0: str(present), 1: str(present)},
+                     "train": "train seed={seed}"},
         "AQ-missing": {"template": "alphaquanter", "checkpoints": {0: str(present), 1: str(tmp_path / "nope")},
                        "train": "python train_single_agent.py seed={seed}"},
     }
-    frameworks, facts = expand_rows(OmegaConf.create({}), rows_config(trained), [])
+    frameworks, facts = expand_rows(OmegaConf.create({}), rows_config(trained), [], [0, 1])
     assert list(frameworks) == ["AQ-ready"]
-    assert OmegaConf.to_container(frameworks["AQ-ready"].checkpoints) == {0: str(present)}
+    assert OmegaConf.to_container(frameworks["AQ-ready"].checkpoints) == {0: str(present), 1: str(present)}
     assert facts["AQ-ready"]["status"] == "run"
     status = facts["AQ-missing"]["status"]
     assert status == f"{NOT_RUN}: no checkpoint for seed 1 ({tmp_path / 'nope'}); train: python train_single_agent.py seed=1"
     both = {"template": "alphaquanter", "checkpoints": {0: "a", 1: "b"}, "train": "train seed={seed} out=s-{seed}"}
-    _, facts = expand_rows(OmegaConf.create({}), rows_config({"AQ": both}), [])
+    _, facts = expand_rows(OmegaConf.create({}), rows_config({"AQ": both}), [], [0, 1])
     assert facts["AQ"]["status"] == f"{NOT_RUN}: no checkpoint for seed 0, 1 (a, ...); train: train seed=<seed> out=s-<seed>"
+    only_first, facts = expand_rows(OmegaConf.create({}), rows_config(trained), [], [0])
+    assert list(only_first) == ["AQ-ready", "AQ-missing"]  # seed 1 is not run, so its checkpoint is not needed
+    _, facts = expand_rows(OmegaConf.create({}), rows_config(trained), [], [0, 2])
+    assert facts["AQ-ready"]["status"] == f"{NOT_RUN}: no checkpoint for seed 2 (not configured); train: train seed=2"
 
 
 @pytest.mark.parametrize(("backbones", "trained", "message"), [
@@ -67,4 +72,4 @@ def test_a_trained_row_without_its_checkpoints_is_not_run_and_names_the_training
 ])
 def test_bad_row_config_is_one_line_naming_the_field(backbones, trained, message):
     with pytest.raises(Exception, match=message.replace(".", r"\.")):
-        expand_rows(OmegaConf.create({}), rows_config(trained), backbones)
+        expand_rows(OmegaConf.create({}), rows_config(trained), backbones, [0])
