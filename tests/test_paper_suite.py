@@ -20,10 +20,17 @@ ROLLING_DAYS, ROLLING_STEP = 7, 2
 
 
 @pytest.fixture(scope="module")
-def paper_run(tmp_path_factory):
+def prices(tmp_path_factory):
+    """A folder of constructed daily bars of the paper's five stocks over its splits."""
     folder = tmp_path_factory.mktemp("prices")
     for seed, ticker in enumerate(PAPER_TICKERS):
         write_csv(random_bars(n=830, seed=seed, start="2022-06-01"), folder / f"{ticker}.csv")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def paper_run(tmp_path_factory, prices):
+    folder = prices
     out = tmp_path_factory.mktemp("paper")
     compact = "{protocol: compact, reward: compact, constrained: true}"
     result = subprocess.run(benchmark_command(
@@ -123,3 +130,23 @@ def test_head_to_head_efficiency_rolling_and_mcs(paper_run):
     mcs = numbers(paper_run, "mcs")
     assert set(mcs.index) == {"buy_and_hold", "macd", "zmr", "SA-tiny", "SC-tiny"}
     assert set(mcs["in MCS (90 %)"]) <= {"yes", "no"} and (mcs["in MCS (90 %)"] == "yes").any()
+
+
+def test_a_parallel_sweep_over_seeds_writes_one_paper_report_per_job(tmp_path, prices):
+    command = benchmark_command(
+        "+suite=paper", "data=files", f"data.path={prices}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
+        "backbones=tiny", "~rows.per_backbone.SC", "seeds=[0],[1]", "split.test.end=2025-01-03",
+        "rows.per_backbone.SA.overrides={protocol: compact, reward: compact, constrained: true}",
+        "paper.rolling={months: null, days: 2, step_days: 1}",
+        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={tmp_path}",
+    )
+    command.insert(2, "-m")  # the flag before the overrides
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Joblib.Parallel(n_jobs=2" in result.stdout + result.stderr
+    for job, seed in (("0", 0), ("1", 1)):
+        provenance = numbers(tmp_path / job, "provenance")
+        assert provenance.loc["AlphaQuanter-7b", "status"].startswith(f"not run: no checkpoint for seed {seed} ")
+        assert provenance.loc["SA-tiny", "status"] == "run"
+        mcs = (tmp_path / job / "paper" / "tables" / "mcs.md").read_text()
+        assert "not computed: fewer than 10 days" in mcs
