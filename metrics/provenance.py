@@ -9,7 +9,8 @@ that was not run:
 - backbone: the model the framework ran (`policy` / `model` of its facts), "-" without one;
 - fingerprint: the first 12 hex digits of what the journal keys its decisions by
   (`TradingFramework.fingerprint()`: weights, prompts, grammar);
-- decoding: greedy or sampled (temperature, top-p), self-consistency k, constrained or free;
+- decoding: greedy or sampled (temperature, top-p; per tier for a pipeline whose facts give
+  `temperature` as {tier: T}), self-consistency k, constrained or free;
 - seeds: the seeds the rows ran (deterministic rows run the first only);
 - training: FinRL, per seed its timesteps and training wall seconds; trained checkpoints, per
   seed its optimizer steps, the run's wall seconds, and "not converged" where it applies;
@@ -44,8 +45,13 @@ def decoding(facts: Mapping[str, Any], config: Mapping[str, Any]) -> str:
     temperature = facts.get("temperature", config.get("temperature"))
     if temperature is None:
         return "-"
-    parts = ["greedy" if float(temperature) == 0 else
-             f"sampled (T = {format_value(float(temperature))}, top-p = {format_value(float(config.get('top_p', 1.0)))})"]
+    tiers = temperature if isinstance(temperature, Mapping) else {"": temperature}
+    if all(float(t) == 0 for t in tiers.values()):
+        parts = ["greedy"]
+    elif len(tiers) > 1:
+        parts = ["sampled (" + ", ".join(f"{tier} T = {format_value(float(t))}" for tier, t in tiers.items()) + ")"]
+    else:
+        parts = [f"sampled (T = {format_value(float(temperature))}, top-p = {format_value(float(config.get('top_p', 1.0)))})"]
     samples = int(facts.get("samples", config.get("samples", 1)) or 1)
     if samples > 1:
         parts.append(f"self-consistency k = {samples}")
