@@ -77,10 +77,10 @@ def trained_row(templates: DictConfig, name: str, spec: DictConfig, seeds: list[
         train = spec.get("train")
         if not train:
             raise ConfigError(f"{where}.train: the command that trains a missing checkpoint is not set")
-        seeds = sorted(missing)
-        command = str(train).format(seed=seeds[0]) if len(seeds) == 1 else str(train).replace("{seed}", "<seed>")
-        return None, (f"{NOT_RUN}: no checkpoint for seed {', '.join(map(str, seeds))} "
-                      f"({missing[seeds[0]]}{', ...' if len(seeds) > 1 else ''}); train: {command}")
+        absent = sorted(missing)
+        command = str(train).format(seed=absent[0]) if len(absent) == 1 else str(train).replace("{seed}", "<seed>")
+        return None, (f"{NOT_RUN}: no checkpoint for seed {', '.join(map(str, absent))} "
+                      f"({missing[absent[0]]}{', ...' if len(absent) > 1 else ''}); train: {command}")
     row = _template(templates, spec, where)
     row.checkpoints = OmegaConf.create({seed: str(path) for seed, path in checkpoints.items()})
     return row, "run"
