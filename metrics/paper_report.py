@@ -18,8 +18,8 @@ Markdown and LaTeX under ``paper/tables/``, its numbers as CSV under ``paper/csv
   the compute-matched ``SC-B`` vs ``MA-B``, ...): paired tests, agreement, McNemar
   (:mod:`metrics.head_to_head`), beside the paper's AVG ARR of both rows.
 * ``efficiency`` — the paper's Table 6: tokens per decision, relative cost (tokens per decision
-  / the ``cost_reference`` prefix's on the same backbone; the paper's multi-agent pipeline = 1)
-  and AVG ARR %, beside the paper's values.
+  / those of the first ``cost_reference`` prefix that ran on the same backbone, MA then SA; the
+  paper's multi-agent pipeline = 1) and AVG ARR %, beside the paper's values.
 * ``ablations`` — the paper's Tables 13–14 (reward and θ ablations): the configured rows, from
   their checkpoints, or "not run" with the command that trains them.
 * ``rolling`` — the paper's Table 12: windows re-simulated from the journal's decisions
@@ -81,7 +81,7 @@ class PaperSettings(BaseModel):
     rows: dict[str, dict[str, str]]
     benchmark: str = "buy_and_hold"
     head_to_head: list[tuple[str, str]] = []
-    cost_reference: str = "MA"
+    cost_reference: list[str] = ["MA", "SA"]
     ablations: list[str] = []
     rolling: RollingSettings = RollingSettings()
     results_dir: str | None = None
@@ -198,8 +198,9 @@ def head_to_head_paper(run: Run, returns: pd.DataFrame, pairs: list[tuple[str, s
     return table, numbers
 
 
-def efficiency_ours(run: Run, backbones: list[str], reference_prefix: str) -> pd.DataFrame:
-    """Per LLM framework and ticker: tokens per decision, relative cost and ARR (metrics.csv layout for `beside_paper`)."""
+def efficiency_ours(run: Run, backbones: list[str], reference_prefixes: list[str]) -> pd.DataFrame:
+    """Per LLM framework and ticker: tokens per decision, relative cost (/ the tokens per decision of the first
+    of `reference_prefixes` that ran on the same backbone) and ARR (metrics.csv layout for `beside_paper`)."""
     numbers = efficiency_numbers(run)
     llm = [f for f in run.frameworks if numbers.loc[f, "tokens"] > 0]
     per_ticker = run.decisions.groupby(["framework", "ticker"], sort=False)[["prompt_tokens", "completion_tokens"]].mean()
@@ -207,8 +208,8 @@ def efficiency_ours(run: Run, backbones: list[str], reference_prefix: str) -> pd
     reference_tokens = {}
     for framework in llm:
         backbone = next((b for b in backbones if framework.endswith(f"-{b}")), None)
-        anchor = f"{reference_prefix}-{backbone}" if backbone else None
-        reference_tokens[framework] = numbers.loc[anchor, "tokens"] if anchor in numbers.index else float("nan")
+        anchors = [f"{prefix}-{backbone}" for prefix in reference_prefixes if f"{prefix}-{backbone}" in numbers.index]
+        reference_tokens[framework] = numbers.loc[anchors[0], "tokens"] if backbone and anchors else float("nan")
     arr = run.metrics[run.metrics["ticker"] != AVERAGE_TICKER].groupby(["framework", "ticker"], sort=False)["ARR"].mean()
     frame = pd.concat([tokens, arr], axis=1).reset_index()
     frame = frame[frame["framework"].isin(llm)]
@@ -316,8 +317,9 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
          "agreement, regime accuracy and McNemar's test; the paper's AVG ARR % of A and B"
          + ("" if pairs else "; no pair of the configured prefixes ran on one backbone")),
         ("efficiency", efficiency, efficiency_beside,
-         f"The paper's Table 6 beside ours: tokens per decision, relative cost = tokens per decision / the "
-         f"{paper.cost_reference} row's on the same backbone (the paper: its multi-agent pipeline = 1), AVG ARR %"),
+         f"The paper's Table 6 beside ours: tokens per decision, relative cost = tokens per decision / those of the "
+         f"first of the {', '.join(paper.cost_reference)} rows that ran on the same backbone (the paper: its "
+         "multi-agent pipeline = 1), AVG ARR %"),
         ("ablations", ablations, ablation_beside,
          "The paper's Tables 13-14 (reward and theta ablations of AlphaQuanter-7B) beside the configured ablation "
          "rows; a row without its checkpoints is not run, with the command that trains them"),

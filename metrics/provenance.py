@@ -7,8 +7,8 @@ that was not run:
 
 - kind: rule, RL (FinRL), the suite row's kind (SA, SC, MA, trained) or framework;
 - backbone: the model the framework ran (`policy` / `model` of its facts), "-" without one;
-- fingerprint: the first 12 hex digits of what the journal keys its decisions by
-  (`TradingFramework.fingerprint()`: weights, prompts, grammar);
+- fingerprint: what the journal keys its decisions by (`TradingFramework.fingerprint()`: weights,
+  prompts, grammar), its first 12 digits when it is a hex digest, else as it is (FinRL: library versions);
 - decoding: greedy or sampled (temperature, top-p; per tier for a pipeline whose facts give
   `temperature` as {tier: T}), self-consistency k, constrained or free;
 - seeds: the seeds the rows ran (deterministic rows run the first only);
@@ -27,6 +27,14 @@ import pandas as pd
 from metrics.tables import format_value
 
 FINGERPRINT_DIGITS = 12
+
+
+def short_fingerprint(fingerprint: str) -> str:
+    """The first FINGERPRINT_DIGITS digits of a hex digest; any other fingerprint whole; "-" for none."""
+    if not fingerprint:
+        return "-"
+    is_hex = all(c in "0123456789abcdef" for c in fingerprint.lower())
+    return fingerprint[:FINGERPRINT_DIGITS] if is_hex else fingerprint
 
 
 def row_kind(target: str, row: Mapping[str, Any] | None) -> str:
@@ -69,7 +77,8 @@ def training(facts: Mapping[str, Any]) -> str:
     if "timesteps" in facts:
         if not seeds:
             return f"{facts['timesteps']} steps per seed (cached policies, trained by an earlier run)"
-        walls = ", ".join(f"seed {s}: {format_value(v.get('train_wall_s', float('nan')), digits=0)} s" for s, v in seeds.items())
+        walls = ", ".join(f"seed {s}: policy {v.get('key', '?')}, {format_value(v.get('train_wall_s', float('nan')), digits=0)} s"
+                          for s, v in seeds.items())
         return f"{facts['timesteps']} steps per seed; training wall {walls}"
     lines = []
     for seed, checkpoint in seeds.items():
@@ -112,7 +121,7 @@ def provenance_numbers(info: Mapping[str, Any], frameworks: Mapping[str, Mapping
         lines[name] = {
             "kind": row_kind(str(config.get("_target_", "")), row),
             "backbone": str(facts.get("policy") or facts.get("model") or (row or {}).get("backbone") or "-"),
-            "fingerprint": fingerprint[:FINGERPRINT_DIGITS] if fingerprint else "-",
+            "fingerprint": short_fingerprint(fingerprint),
             "decoding": decoding(facts, config),
             "seeds": ", ".join(map(str, seeds_run.get(name, []))) or "-",
             "training": training(facts),

@@ -35,7 +35,7 @@ def paper_run(tmp_path_factory, prices):
     compact = "{protocol: compact, reward: compact, constrained: true}"
     result = subprocess.run(benchmark_command(
         "+suite=paper", "data=files", f"data.path={folder}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
-        "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=SA",
+        "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=[MA,SA]",
         f"rows.per_backbone.SA.overrides={compact}",
         f"rows.per_backbone.SC.overrides={{protocol: compact, reward: compact, constrained: true, temperature: 0.7}}",
         f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",

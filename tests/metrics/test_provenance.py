@@ -35,7 +35,7 @@ def test_every_row_says_how_it_was_obtained():
     assert table.loc["macd", "fingerprint"] == "-" and table.loc["SA-x", "fingerprint"] == "0123456789ab"
     assert table.loc["SA-x", "decoding"] == "greedy, free, paper protocol"
     assert table.loc["MA-x", "decoding"] == "greedy, free" and table.loc["MA-x", "backbone"] == "model-x"
-    assert table.loc["finrl_ppo", "training"] == "10000 steps per seed; training wall seed 0: 31 s"
+    assert table.loc["finrl_ppo", "training"] == "10000 steps per seed; training wall seed 0: policy k, 31 s"
     assert table.loc["AQ", "training"] == ("seed 0: 150 steps of 150, 2700 s wall, flat; "
                                            "seed 1: 90 steps of 150, 1500 s wall, not converged: stopped at step 90 of 150")
     assert table.loc["AQ", "converged"] == "not converged" and table.loc["AQ", "seeds"] == "0, 1"
