@@ -106,7 +106,7 @@ def test_rows_without_checkpoints_are_shown_not_run_with_their_training_command(
         row = next(r for r in ablations.splitlines() if f"| {name} " in r)
         assert "not run" in row
     provenance = numbers(paper_run, "provenance")
-    assert provenance.loc["AlphaQuanter-3b", "status"].startswith("not run: no checkpoint for seed 0, 1, 2")
+    assert provenance.loc["AlphaQuanter-3b", "status"].startswith("not run: no checkpoint for seed 0, 1 (")
     assert provenance.loc["SA-tiny", "decoding"].startswith("greedy, constrained to the protocol grammar")
     assert "self-consistency k = 2" in provenance.loc["SC-tiny", "decoding"]
     assert provenance.loc["SA-tiny", "seeds"] == "0" and provenance.loc["SC-tiny", "seeds"] == "0, 1"
