@@ -6,7 +6,9 @@ and two kinds of row built from them, added to `frameworks` before the run:
 - `rows.per_backbone`: PREFIX -> {template, backbone_fields, overrides}. For every name B in
   `backbones` (`configs/backbone/B.yaml`), row `PREFIX-B` is the template with `overrides`
   and, for each `field: key` of `backbone_fields`, the template's `field` (dotted) set to the
-  backbone's `key`. E.g. SA -> single_agent with `llm: llm` gives `SA-qwen2.5-7b`.
+  backbone's `key`. E.g. SA -> single_agent with `llm: llm` gives `SA-qwen2.5-7b`. With
+  `optional: true` a template that is not installed (its config composed with Hydra's
+  `optional`) makes the row "not run" instead of an error.
 - `rows.trained`: NAME -> {template, checkpoints: {seed: path}, train, overrides}: the template
   with `checkpoints` (`frameworks.checkpoint_seeds`). When a checkpoint path does not exist the
   row is not built; it is reported as `not run: <train command per missing seed>` (`train` with
@@ -106,8 +108,12 @@ def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any,
         backbone = load_backbone(backbone_name)
         for prefix, spec in (rows.get("per_backbone") or {}).items():
             name = f"{prefix}-{backbone_name}"
-            merged[name] = backbone_row(templates, str(prefix), spec, backbone_name, backbone)
             facts[name] = {"kind": str(prefix), "template": spec.template, "backbone": backbone_name, "status": "run"}
+            if spec.get("optional") and spec.get("template") not in templates:
+                facts[name]["status"] = (f"{NOT_RUN}: no framework config {spec.template} "
+                                         f"(configs/framework/{spec.template}.yaml is not installed)")
+                continue
+            merged[name] = backbone_row(templates, str(prefix), spec, backbone_name, backbone)
     for name, spec in (rows.get("trained") or {}).items():
         row, status = trained_row(templates, str(name), spec, seeds)
         if row is not None:

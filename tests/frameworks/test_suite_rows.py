@@ -73,3 +73,15 @@ def test_a_trained_row_without_its_checkpoints_is_not_run_and_names_the_training
 def test_bad_row_config_is_one_line_naming_the_field(backbones, trained, message):
     with pytest.raises(Exception, match=message.replace(".", r"\.")):
         expand_rows(OmegaConf.create({}), rows_config(trained), backbones, [0])
+
+
+def test_an_optional_row_whose_template_is_not_installed_is_not_run():
+    config = rows_config()
+    config.per_backbone.MA.optional = True
+    del config.templates["pipeline"]
+    frameworks, facts = expand_rows(OmegaConf.create({}), config, ["tiny"], [0])
+    assert list(frameworks) == ["SA-tiny", "SC-tiny"]
+    assert facts["MA-tiny"]["status"] == f"{NOT_RUN}: no framework config pipeline (configs/framework/pipeline.yaml is not installed)"
+    config.per_backbone.MA.optional = False
+    with pytest.raises(Exception, match=r"rows\.per_backbone\.MA\.template"):
+        expand_rows(OmegaConf.create({}), config, ["tiny"], [0])
