@@ -307,7 +307,7 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
     length = f"{paper.rolling.months} months" if paper.rolling.months else f"{paper.rolling.days} days"
     tables = [
         ("main", main, main_numbers,
-         f"The paper's Tables 5 and 10-11 beside ours over {days} test days: ARR % = ((V_T/V_0)^(P/T) - 1) x 100, "
+         f"The paper's Tables 5 and 10-11 beside ours over {days} daily returns: ARR % = ((V_T/V_0)^(P/T) - 1) x 100, "
          "SR = mean/std of daily returns x sqrt(P) (the paper's annualised convention), MDD %; AVG = mean over "
          f"tickers, ours the mean over seeds with its 95 % stationary-bootstrap CI; * / ** = mean daily return differs "
          f"from {paper.benchmark}'s at Holm-adjusted p < 0.05 / 0.01; Δ = ours - paper (on AVG only on the paper's "
@@ -335,7 +335,7 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
          "seeds run, training (steps, wall time, convergence) and status"),
     ]
     sections = [f"# The AlphaQuanter paper beside this run\n\n{len(run.frameworks)} frameworks on "
-                f"{', '.join(run.tickers)}; {days} test days; rows not run: {len(not_run)}.\n"]
+                f"{', '.join(run.tickers)}; {days} daily returns; rows not run: {len(not_run)}.\n"]
     for name, table, numbers, caption in tables:
         write_table(table, name, out / "tables", caption)
         (out / "csv").mkdir(parents=True, exist_ok=True)
