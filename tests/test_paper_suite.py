@@ -30,14 +30,14 @@ def prices(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def paper_run(tmp_path_factory, prices):
-    folder = prices
+    """The paper suite on `prices`: rule rows, SA and SC on the tiny model, the trained rows not run."""
     out = tmp_path_factory.mktemp("paper")
     compact = "{protocol: compact, reward: compact, constrained: true}"
     result = subprocess.run(benchmark_command(
-        "+suite=paper", "data=files", f"data.path={folder}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
+        "+suite=paper", "data=files", f"data.path={prices}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
         "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=[MA,SA]",
         f"rows.per_backbone.SA.overrides={compact}",
-        f"rows.per_backbone.SC.overrides={{protocol: compact, reward: compact, constrained: true, temperature: 0.7}}",
+        "rows.per_backbone.SC.overrides={protocol: compact, reward: compact, constrained: true, temperature: 0.7}",
         f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",
     ), cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
