@@ -25,9 +25,10 @@ from pathlib import Path
 import hydra
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
+from frameworks.suite_rows import expand_rows
 from market.config_keys import typed_config, unknown_key
 from market.errors import ConfigError, DataError, one_line
 from market.execution import ExecutionConfig
@@ -38,6 +39,7 @@ from market.splits import Splits
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.agent_rows import agent_section, agent_warnings
 from metrics.role_rows import role_section
+from metrics.paper_report import write_paper_report
 from metrics.report import write_report
 from metrics.rundir import load_run
 from tools import ToolSet
@@ -121,6 +123,9 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
+    rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, seeds)
+    with open_dict(cfg):
+        cfg.frameworks = rows
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     started = time.perf_counter()
@@ -136,6 +141,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         "suite": cfg.name, "tickers": tickers, "seeds": spec.seeds,
         "frameworks": {f.name: f.config_hash for f in frameworks},
         "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
+        "framework_fingerprints": {f.name: f.fingerprint for f in frameworks},
+        "rows": row_facts,
         "journal_keys": result.journal_keys,
         "configurations_tried": len(frameworks),
         "test_window": [str(spec.start.date()), str(spec.end.date())],
@@ -149,6 +156,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
     print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
+    if cfg.paper is not None:
+        print(f"wrote the paper's tables beside ours in {write_paper_report(run_dir, plain(cfg.paper))}")
     warn_about_agents(run_dir)
     return run_dir / "metrics.csv"
 

@@ -118,7 +118,7 @@ def _our_long(ours: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
 
 
 def beside_paper(ours: pd.DataFrame, rows: Mapping[str, PaperRow], table: str = MAIN,
-                 reference: pd.DataFrame | None = None) -> pd.DataFrame:
+                 reference: pd.DataFrame | None = None, average_comparable: bool | None = None) -> pd.DataFrame:
     """Our metrics beside paper table `table`, long: category, model, framework, source, ticker, metric, value.
 
     `ours` has columns framework, ticker (AVG rows are ignored), optionally seed (averaged),
@@ -126,7 +126,8 @@ def beside_paper(ours: pd.DataFrame, rows: Mapping[str, PaperRow], table: str = 
     both have. For each paper row, in the paper's order: its values (source "paper", framework
     ""), then for each framework that `rows` maps to it, ours ("ours") and ours − paper ("Δ").
     Δ is given where both have the cell; on AVG only when our tickers are the paper's, since
-    an average over other stocks is no counterpart. A paper row with no framework in `ours`
+    an average over other stocks is no counterpart (`average_comparable` says so for a table
+    with AVG cells only, such as Table 6; None: our tickers are the table's stocks). A paper row with no framework in `ours`
     appears as the paper's alone; a framework whose row is not in this table appears as ours
     alone, under the category "not in the paper".
     """
@@ -139,7 +140,7 @@ def beside_paper(ours: pd.DataFrame, rows: Mapping[str, PaperRow], table: str = 
         raise ConfigError(f"our table has none of the metrics of paper table {table}: {', '.join(paper['metric'].unique())}")
     mine = _our_long(ours, metrics)
     paper = paper[paper["metric"].isin(metrics)]
-    same_tickers = set(mine["ticker"]) == set(paper["ticker"])
+    same_tickers = set(mine["ticker"]) == set(paper["ticker"]) if average_comparable is None else average_comparable
     lines = []
     placed = set()
     for (category, row, backbone), cells in paper.groupby(["category", "row", "backbone"], sort=False):

@@ -40,16 +40,19 @@ WINDOW_KEYS: tuple[str, ...] = ("window_start", "window_end")
 
 
 def rolling_windows(start: str | pd.Timestamp, end: str | pd.Timestamp, months: int = WINDOW_MONTHS,
-                    step_days: int = STEP_DAYS) -> list[Window]:
-    """Windows [s, s + months − 1 day], s = start + k·step_days, that end on or before `end`."""
+                    step_days: int = STEP_DAYS, days: int | None = None) -> list[Window]:
+    """Windows [s, s + months − 1 day], s = start + k·step_days, that end on or before `end`;
+    with `days`, windows [s, s + days − 1 day] instead (for test windows shorter than a few months)."""
     start, end = pd.Timestamp(start), pd.Timestamp(end)
+    length = pd.Timedelta(days=days) if days else pd.DateOffset(months=months)
     windows = []
     first = start
-    while (last := first + pd.DateOffset(months=months) - pd.Timedelta(days=1)) <= end:
+    while (last := first + length - pd.Timedelta(days=1)) <= end:
         windows.append(Window(start=first, end=last))
         first += pd.Timedelta(days=step_days)
     if not windows:
-        raise ValueError(f"{start.date()} .. {end.date()} is shorter than one {months}-month window")
+        raise ValueError(f"{start.date()} .. {end.date()} is shorter than one "
+                         f"{f'{days}-day' if days else f'{months}-month'} window")
     return windows
 
 

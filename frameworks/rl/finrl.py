@@ -63,6 +63,13 @@ class FinRLAgent(TradingFramework):
         """Per trained seed: its policy key, timesteps, training wall and CPU time (s) and inputs."""
         return {seed: facts for seed, (_, facts) in self._policies.items()}
 
+    def run_facts(self) -> dict[str, Any]:
+        """The algorithm, timesteps per policy, and per seed loaded in this run its policy key and training cost."""
+        cost = ("key", "train_wall_s", "train_cpu_s")
+        return {"algorithm": self.settings.algorithm, "timesteps": self.settings.timesteps,
+                "seeds": {str(seed): {k: facts[k] for k in cost if k in facts}
+                          for seed, facts in sorted(self.training_facts().items())}}
+
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         for ctx in batch:
             if ctx.date <= self.train.end:

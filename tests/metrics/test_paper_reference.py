@@ -119,3 +119,17 @@ def test_rolling_windows_beside_table_12():
     assert list(layout.xs(NOT_IN_PAPER, level="category").index.get_level_values("framework")) == ["SA-qwen2.5-7b"]
     with pytest.raises(ConfigError, match="no paper table"):
         beside_paper(rolling, ROWS, "T99")
+
+
+def test_efficiency_beside_table_6_claims_a_difference_only_for_the_papers_stocks():
+    ours = pd.DataFrame([{"framework": f, "ticker": t, "tokens": tokens, "relative_cost": cost, "ARR": 0.1}
+                         for f, tokens, cost in (("MA-qwen2.5-7b", 20000.0, 1.0), ("SA-qwen2.5-7b", 4000.0, 0.2))
+                         for t in PAPER_TICKERS])
+    on_the_papers = paper_layout(beside_paper(ours, ROWS, EFFICIENCY, average_comparable=True), per_ticker=(),
+                                 average=("tokens", "relative_cost", "ARR"))
+    delta = on_the_papers.xs("MA (Qwen2.5-7B)", level="model").xs("Δ", level="source").iloc[0]
+    assert delta["AVG tokens"] == pytest.approx(20000.0 - paper_value(EFFICIENCY, ROWS["MA-qwen2.5-7b"], "AVG", "tokens"))
+    assert delta["AVG relative_cost"] == pytest.approx(0.0)
+    elsewhere = paper_layout(beside_paper(ours, ROWS, EFFICIENCY, average_comparable=False), per_ticker=(),
+                             average=("tokens", "relative_cost", "ARR"))
+    assert "Δ" not in set(elsewhere.index.get_level_values("source"))

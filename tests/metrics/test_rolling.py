@@ -58,6 +58,13 @@ def test_windows_are_three_months_stepped_seven_days_inside_the_period():
         rolling_windows("2025-01-01", "2025-03-15")
 
 
+def test_windows_of_a_few_days_for_a_short_test_period():
+    windows = rolling_windows("2025-01-01", "2025-01-08", step_days=1, days=4)
+    assert [(w.start.day, w.end.day) for w in windows] == [(1, 4), (2, 5), (3, 6), (4, 7), (5, 8)]
+    with pytest.raises(ValueError, match="shorter than one 10-day window"):
+        rolling_windows("2025-01-01", "2025-01-08", days=10)
+
+
 def episode_rows(frame: pd.DataFrame, framework: str, ticker: str, seed: int) -> pd.DataFrame:
     return frame[(frame["framework"] == framework) & (frame["ticker"] == ticker) & (frame["seed"] == seed)]
 

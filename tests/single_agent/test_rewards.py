@@ -176,3 +176,20 @@ def test_an_incomplete_reward_config_is_one_config_error(tmp_path):
     path.write_text("name: broken\nalpha: 5\n")
     with pytest.raises(ConfigError, match="result_matrix"):
         load_reward_config(str(path))
+
+
+def test_an_ablation_reward_config_changes_only_what_it_lists_over_its_base():
+    paper = load_reward_config("paper").model_dump()
+    for name, changed in (("paper_theta200bp", {"theta": 0.02}), ("paper_theta100bp", {"theta": 0.01}),
+                          ("paper_wo_format", {"invalid_format": 0.0, "think_bonus": 0.0, "length_in_band": 0.0,
+                                               "length_base": 0.0, "length_slope": 0.0, "empty_segment": 0.0})):
+        ablated = load_reward_config(name).model_dump()
+        assert {k: v for k, v in ablated.items() if v != paper[k]} == {"name": name, **changed}
+
+
+def test_without_r_tool_no_call_pattern_is_penalised(paper_reward):
+    ablated = load_reward_config("paper_wo_tool")
+    assert multi_call_penalty([1, 2, 3, 9], paper_reward) < 0 and multi_call_penalty([1, 2, 3, 9], ablated) == 0.0
+    for calls in (0, 1, 4, 5, 8, 9, 30):
+        assert tool_count_penalty(calls, ablated) == 0.0
+    assert lookahead_penalty(3, ablated) == 0.0 and duplicate_penalty(["a", "a", "b"], ablated) == 0.0
