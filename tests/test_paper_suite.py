@@ -115,20 +115,20 @@ def test_rows_without_checkpoints_are_shown_not_run_with_their_training_command(
 
 def test_head_to_head_efficiency_rolling_and_mcs(paper_run):
     h2h = numbers(paper_run, "head_to_head")
-    assert list(zip(h2h.index, h2h["B"])) == [("SC-tiny", "SA-tiny")]
+    assert list(zip(h2h.index, h2h["B"])) == [("SA-tiny", "MA-tiny"), ("SC-tiny", "MA-tiny"), ("SC-tiny", "SA-tiny")]
     efficiency = numbers(paper_run, "efficiency")
     decisions = pd.read_parquet(paper_run / "decisions.parquet")
     tokens = (decisions["prompt_tokens"] + decisions["completion_tokens"]).groupby(decisions["framework"]).mean()
     assert line(efficiency, "SC-tiny", "ours", "AVG", "tokens") == pytest.approx(tokens["SC-tiny"])
-    assert line(efficiency, "SC-tiny", "ours", "AVG", "relative_cost") == pytest.approx(tokens["SC-tiny"] / tokens["SA-tiny"])
-    assert line(efficiency, "SA-tiny", "ours", "AVG", "relative_cost") == pytest.approx(1.0)
+    assert line(efficiency, "SC-tiny", "ours", "AVG", "relative_cost") == pytest.approx(tokens["SC-tiny"] / tokens["MA-tiny"])
+    assert line(efficiency, "MA-tiny", "ours", "AVG", "relative_cost") == pytest.approx(1.0)
     rolling = numbers(paper_run, "rolling")
     windows = rolling_windows("2025-01-01", TEST_END, step_days=ROLLING_STEP, days=ROLLING_DAYS)
     caption = (paper_run / "paper" / "tables" / "rolling.md").read_text().splitlines()[0]
     assert f"{len(windows)} windows of {ROLLING_DAYS} days" in caption
-    assert set(rolling.loc[rolling["source"] == "ours", "framework"]) == {"buy_and_hold", "macd", "zmr", "SA-tiny", "SC-tiny"}
+    assert set(rolling.loc[rolling["source"] == "ours", "framework"]) == {"buy_and_hold", "macd", "zmr", "SA-tiny", "SC-tiny", "MA-tiny"}
     mcs = numbers(paper_run, "mcs")
-    assert set(mcs.index) == {"buy_and_hold", "macd", "zmr", "SA-tiny", "SC-tiny"}
+    assert set(mcs.index) == {"buy_and_hold", "macd", "zmr", "SA-tiny", "SC-tiny", "MA-tiny"}
     assert set(mcs["in MCS (90 %)"]) <= {"yes", "no"} and (mcs["in MCS (90 %)"] == "yes").any()
 
 
