@@ -6,6 +6,10 @@ plan — every required tool, then the tool it reads (news sentiment by default)
 plan is done, the answer that reading implies: BUY when the mean sentiment is above
 `threshold`, SELL when below −`threshold`, HOLD otherwise or without a reading.
 
+With `terse`, a call's think only names the call (`Next: get_news_data.`) and the answer's think
+only restates the last result, with no sentence that names the answer: the text is several times
+shorter, and the one restatement left is where reading a result meets the answer.
+
 With `randomise`, the plan calls the required tools and then a random non-empty subset of the
 other offered tools in random order, and the answer is uniform over BUY/SELL/HOLD; every draw
 comes from (seed, ticker, date), so the text stays a pure function of the episode. Such
@@ -40,6 +44,7 @@ class ExpertConfig(BaseModel):
     read_value: str = Field(default="mean_sentiment", description="summary entry of read_tool's result it decides on")
     threshold: float = Field(default=0.1, ge=0, description="BUY above it, SELL below its negative, else HOLD")
     randomise: bool = False
+    terse: bool = Field(default=False, description="thinks that only name the call or restate the last result")
     seed: int = 0
 
 
@@ -111,6 +116,8 @@ class ScriptedExpert:
         if step < len(plan):
             tool = plan[step]
             arguments = {"ticker": episode.ticker} if "ticker" in offered_parameters(self.protocol, tool)["properties"] else {}
-            return f"{THINK_OPEN}{said} Next: {tool}.{THINK_CLOSE}\n{render_tool_call(tool, arguments)}"
+            think = f"Next: {tool}." if self.config.terse else f"{said} Next: {tool}."
+            return f"{THINK_OPEN}{think}{THINK_CLOSE}\n{render_tool_call(tool, arguments)}"
         action, reason = self.decide(episode)
-        return f"{THINK_OPEN}{said} {reason}{THINK_CLOSE}\n{ANSWER_OPEN}{action.value}{ANSWER_CLOSE}"
+        think = said if self.config.terse else f"{said} {reason}"
+        return f"{THINK_OPEN}{think}{THINK_CLOSE}\n{ANSWER_OPEN}{action.value}{ANSWER_CLOSE}"

@@ -6,10 +6,9 @@ model (`single_agent.scripted_policy.expert_policy`), with the policy's tokenize
 template, on a tool set bound to each day's point-in-time view. With `randomise` its tool
 choice (after the required tools) and its answer are drawn at random from (seed, ticker, date):
 such demonstrations teach the protocol's format and nothing about which tool matters or what
-to answer. With `terse` call turns, a call's think only names the step (`Next: <tool>.`)
-instead of restating the last result's numbers, while the answer turn keeps the expert's think,
-which restates the last result before the answer: rollouts are several times shorter, and the
-one restatement left is where reading a result meets the answer. As a supervised example an
+to answer. With `terse` the expert's thinks only name each call (`Next: <tool>.`) and, before
+the answer, restate the last result (`single_agent.expert`): rollouts are several times shorter,
+and the one restatement left is where reading a result meets the answer. As a supervised example an
 episode is `input_ids` = prompt + completion ids with `assistant_masks` = 0 on the prompt and on
 tool/template tokens, 1 on the expert's own tokens.
 """
@@ -19,7 +18,6 @@ from __future__ import annotations
 import pandas as pd
 from datasets import Dataset
 
-from llm_backends.tool_calls import render_tool_call
 from llm_backends.types import SamplingParams
 from market.data import MarketData
 from market.view import MarketView
@@ -28,27 +26,14 @@ from single_agent.expert import ExpertConfig, ScriptedExpert
 from single_agent.offered_tools import protocol_toolset
 from single_agent.protocol import Protocol
 from single_agent.rollout import EpisodeStart, TokenPolicy, roll_out
-from single_agent.parser import parse_step
-from single_agent.scripted_policy import ScriptedPolicy, expert_policy
-from single_agent.tags import THINK_CLOSE, THINK_OPEN
-
-
-def terse_turn(text: str, protocol: Protocol) -> str:
-    """The turn `text` with a think that only names its call (`Next: <tool>.`); an answer turn as it is."""
-    step = parse_step(text, protocol.tools)
-    if not step.calls:
-        return text
-    call = step.calls[0]
-    return f"{THINK_OPEN}Next: {call.name}.{THINK_CLOSE}\n{render_tool_call(call.name, call.arguments)}"
+from single_agent.scripted_policy import expert_policy
 
 
 def demonstration_episodes(renderer: TokenPolicy, protocol: Protocol, data: MarketData, days: pd.DataFrame,
                            count: int, seed: int, randomise: bool, terse: bool) -> list[Episode]:
     """The expert's episodes on `count` distinct days drawn from `days` (columns ticker, date) with `seed`."""
     chosen = days.sample(n=min(count, len(days)), random_state=seed)
-    scripted = ScriptedExpert(protocol, ExpertConfig(randomise=randomise, seed=seed))
-    expert = expert_policy(scripted, renderer) if not terse else \
-        ScriptedPolicy(lambda episode: terse_turn(scripted.next_text(episode), protocol), renderer, "terse-expert")
+    expert = expert_policy(ScriptedExpert(protocol, ExpertConfig(randomise=randomise, terse=terse, seed=seed)), renderer)
     starts = [EpisodeStart(ticker=row.ticker, date=row.date, seed=seed,
                            toolset=protocol_toolset(protocol, MarketView(data, row.date)))
               for row in chosen.itertuples(index=False)]

@@ -6,9 +6,8 @@ import pandas as pd
 import pytest
 
 from llm_backends.tiny import TinySpec, ensure_tiny
-from single_agent.parser import parse_step
 from training.config import ModelConfig
-from training.demonstrations import demonstration_episodes, supervised_dataset, terse_turn
+from training.demonstrations import demonstration_episodes, supervised_dataset
 from training.policy_model import load_policy, rollout_engine
 
 
@@ -24,14 +23,6 @@ def days(market, tickers):
     return pd.DataFrame([(t, d) for t in tickers for d in market.frame(t).index[40:70]], columns=["ticker", "date"])
 
 
-def test_a_terse_turn_keeps_the_step(compact):
-    call = parse_step(terse_turn('<think>last_close 92.7</think>\n<tool_call>\n{"name": "get_news_data", '
-                                 '"arguments": {"ticker": "ALFA"}}\n</tool_call>', compact), compact.tools)
-    assert call.think == "Next: get_news_data." and call.calls[0].name == "get_news_data" and not call.failures
-    answer = "<think>get_news_data says: mean_sentiment -0.3. I sell.</think>\n<answer>SELL</answer>"
-    assert terse_turn(answer, compact) == answer
-
-
 @pytest.mark.parametrize("terse", [False, True])
 def test_randomised_demonstrations_follow_the_plan_and_mask_only_the_expert(renderer, compact, market, days, terse):
     episodes = demonstration_episodes(renderer, compact, market, days, count=12, seed=5, randomise=True, terse=terse)
@@ -42,7 +33,9 @@ def test_randomised_demonstrations_follow_the_plan_and_mask_only_the_expert(rend
         assert episode.end_reason == "answer" and not episode.parse_failures()
     call_thinks = [turn.step.think for e in episodes for turn in e.turns if turn.step.calls]
     assert all(t.startswith("Next: ") for t in call_thinks) == terse
-    assert all(e.turns[-1].step.think.startswith(f"{e.exchanges[-1].call.name} says: ") for e in episodes)
+    answer_thinks = [e.turns[-1].step.think for e in episodes]
+    assert all(t.startswith(f"{e.exchanges[-1].call.name} says: ") for t, e in zip(answer_thinks, episodes))
+    assert all(("I buy" in t or "I sell" in t or "I hold" in t) != terse for t in answer_thinks)
     examples = supervised_dataset(episodes)
     for example, episode in zip(examples, episodes):
         assert len(example["input_ids"]) == len(example["assistant_masks"])
