@@ -7,8 +7,9 @@ plan is done, the answer that reading implies: BUY when the mean sentiment is ab
 `threshold`, SELL when below −`threshold`, HOLD otherwise or without a reading.
 
 With `terse`, a call's think only names the call (`Next: get_news_data.`) and the answer's think
-only restates the last result, with no sentence that names the answer: the text is several times
-shorter, and the one restatement left is where reading a result meets the answer.
+is one fixed sentence (`TERSE_ANSWER_THINK`) that restates nothing and names no answer: the text
+is several times shorter, and the answer can only follow the results themselves. (A restatement
+sampled at temperature 1 garbles the digits it copies, so the answer would follow noise.)
 
 With `randomise`, the plan calls the required tools and then a random non-empty subset of the
 other offered tools in random order, and the answer is uniform over BUY/SELL/HOLD; every draw
@@ -32,6 +33,8 @@ from single_agent.protocol import Protocol
 from single_agent.tags import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
 
 _SUMMARY = re.compile(r"^summary: (.*)$", re.MULTILINE)
+TERSE_ANSWER_THINK = "All planned results are read; now the answer."
+"""The terse answer's think: within the compact reward's 20-60 token band for the tiny tokenizer."""
 _VERBS = {Action.BUY: "buy", Action.SELL: "sell", Action.HOLD: "hold"}
 
 
@@ -44,7 +47,7 @@ class ExpertConfig(BaseModel):
     read_value: str = Field(default="mean_sentiment", description="summary entry of read_tool's result it decides on")
     threshold: float = Field(default=0.1, ge=0, description="BUY above it, SELL below its negative, else HOLD")
     randomise: bool = False
-    terse: bool = Field(default=False, description="thinks that only name the call or restate the last result")
+    terse: bool = Field(default=False, description="thinks that only name the call, and a fixed one before the answer")
     seed: int = 0
 
 
@@ -119,5 +122,5 @@ class ScriptedExpert:
             think = f"Next: {tool}." if self.config.terse else f"{said} Next: {tool}."
             return f"{THINK_OPEN}{think}{THINK_CLOSE}\n{render_tool_call(tool, arguments)}"
         action, reason = self.decide(episode)
-        think = said if self.config.terse else f"{said} {reason}"
+        think = TERSE_ANSWER_THINK if self.config.terse else f"{said} {reason}"
         return f"{THINK_OPEN}{think}{THINK_CLOSE}\n{ANSWER_OPEN}{action.value}{ANSWER_CLOSE}"

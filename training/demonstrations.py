@@ -7,8 +7,8 @@ template, on a tool set bound to each day's point-in-time view. With `randomise`
 choice (after the required tools) and its answer are drawn at random from (seed, ticker, date):
 such demonstrations teach the protocol's format and nothing about which tool matters or what
 to answer. With `terse` the expert's thinks only name each call (`Next: <tool>.`) and, before
-the answer, restate the last result (`single_agent.expert`): rollouts are several times shorter,
-and the one restatement left is where reading a result meets the answer. As a supervised example an
+the answer, are one fixed sentence (`single_agent.expert`): rollouts are several times shorter,
+and the answer can only follow the tool results themselves. As a supervised example an
 episode is `input_ids` = prompt + completion ids with `assistant_masks` = 0 on the prompt and on
 tool/template tokens, 1 on the expert's own tokens.
 """
