@@ -3,6 +3,7 @@
     python train_single_agent.py                          # cpu_tiny on data=synthetic_news, seed 0
     python train_single_agent.py seed=1                   # the second seed of the proof
     python train_single_agent.py train=cpu_smollm2        # SmolLM2-135M with LoRA, a short CPU run
+    python train_single_agent.py train.mode=async         # asynchronous GRPO (configs/asynchronous/default.yaml)
     python train_single_agent.py train=paper data=yfinance split=paper tickers=[GOOGL,META,MSFT,NVDA,TSLA] \
         train.model.path=/models/Qwen2.5-3B-Instruct      # the paper's recipe, on a GPU
 
@@ -38,6 +39,7 @@ from single_agent.rewards import RewardConfig, load_reward_config
 from training.checkpoints import checkpoint_step, last_checkpoint
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes, supervised_dataset
+from training.async_trainer import async_grpo_trainer
 from training.grpo import grpo_trainer
 from training.policy_model import initial_policy_folder, load_policy, rollout_engine
 from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset
@@ -98,11 +100,19 @@ def train(cfg: DictConfig) -> Path:
         setup = validation_setup(data, tickers, splits, cfg, config, reward)
         callbacks.append(Validation(setup, output_dir, start, config.monitoring.validate_every, checkpoint_step(resume)))
     prompt_days = balanced_regimes(train_days, seed) if config.balance_regimes else train_days
-    trainer = grpo_trainer(model, tokenizer, prompt_dataset(prompt_days, protocol), config, protocol, reward, data,
-                           output_dir, seed, callbacks)
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    prompts = prompt_dataset(prompt_days, protocol)
+    if config.mode == "async":
+        trainer = async_grpo_trainer(model, tokenizer, prompts, config, protocol, reward, data, output_dir, seed,
+                                     callbacks, start, resume)
+        try:
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        finally:
+            trainer.samples.stop()
+    else:
+        trainer = grpo_trainer(model, tokenizer, prompts, config, protocol, reward, data, output_dir, seed, callbacks)
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
 
-    facts = {"recipe": config.name, "seed": seed, "tickers": tickers, "train_prompts": len(prompt_days),
+    facts = {"recipe": config.name, "mode": config.mode, "seed": seed, "tickers": tickers, "train_prompts": len(prompt_days),
              "started_from": str(start), "resumed_from": str(resume) if resume else None,
              "steps": trainer.state.global_step, "wall_s_this_call": round(time.perf_counter() - started, 1)}
     (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")

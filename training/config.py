@@ -161,11 +161,38 @@ class CheckpointConfig(_Strict):
     save_total_limit: int | None = Field(ge=1)
 
 
+class AsyncSettings(_Strict):
+    """Asynchronous GRPO (`mode: async`, docs/training.md): a rollout process generates while the
+    trainer updates; the policy version v of a sample is the number of optimizer steps its weights
+    had seen.
+
+    `max_staleness` η: a group sampled (partly) by version v is consumed at trainer version
+    ≤ v + η, otherwise dropped and counted. `objective`: `decoupled` (AReaL: per token
+    w·min(u·Â, clip(u)·Â), w = π_prox/π_behav, u = π_θ/π_prox) or `grpo` (TRL's clipped loss with
+    u = π_θ/π_prox, stale samples taken as on-policy). `in_flight`: when new weights arrive
+    during a rollout, `finish` it with the old weights or `switch` to the new ones at the next
+    turn boundary. `throttle`: AReaL's rule, a rollout starts only while the groups produced
+    stay ≤ (version + η + 1) × prompts_per_step (no group then goes stale in `finish` mode);
+    without it the rollout runs ahead (a queue of (η + 2) × prompts_per_step groups) and stale
+    groups are dropped. `behaviour_weight_cap`: tokens with w above it get no loss (AReaL's
+    `behav_imp_weight_cap`; None: no cap). `groups_per_rollout`: groups played together per
+    rollout call (a batch of groups_per_rollout × num_generations episodes).
+    """
+
+    max_staleness: int = Field(ge=0)
+    objective: Literal["decoupled", "grpo"]
+    in_flight: Literal["finish", "switch"]
+    throttle: bool
+    behaviour_weight_cap: float | None = Field(gt=1)
+    groups_per_rollout: int = Field(ge=1)
+
+
 class TrainConfig(_Strict):
     """One recipe of the `train` group (see the module docstring)."""
 
     name: str
-    mode: Literal["sync"] = Field(description="sync: TRL's GRPOTrainer, rollouts between optimizer steps")
+    mode: Literal["sync", "async"] = Field(description="sync: TRL's GRPOTrainer, rollouts between optimizer steps; "
+                                                       "async: a rollout process beside the trainer (`asynchronous`)")
     protocol: str
     reward: str
     constrained: bool = Field(description="hold every rollout turn to the protocol grammar")
@@ -180,6 +207,14 @@ class TrainConfig(_Strict):
     balance_regimes: bool = Field(default=False, description="as many prompts of each regime (training.prompt_dataset)")
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
     tool_curriculum: ToolCurriculum | None
+    asynchronous: AsyncSettings | None = Field(default=None, description="mode async's settings "
+                                               "(configs/asynchronous/, composed by train_single_agent.yaml)")
+
+    @model_validator(mode="after")
+    def _async_settings_given(self) -> "TrainConfig":
+        if self.mode == "async" and self.asynchronous is None:
+            raise ValueError("train.mode async needs train.asynchronous (configs/asynchronous/default.yaml)")
+        return self
 
     @model_validator(mode="after")
     def _validation_at_checkpoints(self) -> "TrainConfig":

@@ -34,3 +34,15 @@ def test_a_misspelt_key_is_refused():
     values["optimisation"]["learning_rat"] = 1.0
     with pytest.raises(ConfigError, match="learning_rat"):
         typed_config(TrainConfig, values, "train")
+
+
+def test_async_mode_needs_its_settings_and_refuses_unknown_keys():
+    values = OmegaConf.to_container(OmegaConf.load(GROUP / "cpu_tiny.yaml"))
+    values["mode"] = "async"
+    with pytest.raises(ConfigError, match="asynchronous"):
+        typed_config(TrainConfig, values, "train")
+    values["asynchronous"] = OmegaConf.to_container(OmegaConf.load(GROUP.parent / "asynchronous" / "default.yaml"))
+    assert typed_config(TrainConfig, values, "train").asynchronous.max_staleness >= 0
+    values["asynchronous"]["max_stalenes"] = 2
+    with pytest.raises(ConfigError, match="max_stalenes"):
+        typed_config(TrainConfig, values, "train")
