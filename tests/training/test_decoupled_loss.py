@@ -8,9 +8,17 @@ import math
 
 import torch
 
-from training.decoupled_loss import behaviour_weights, clipped_token_loss, decoupled_advantages
+from training.decoupled_loss import behaviour_weights, decoupled_advantages
 
 EPS = 0.2
+
+
+def clipped_token_loss(logps: torch.Tensor, anchor_logps: torch.Tensor, advantages: torch.Tensor,
+                       epsilon_low: float, epsilon_high: float) -> torch.Tensor:
+    """−min(u·Â, clip(u, 1−ε_low, 1+ε_high)·Â) per token, u = exp(logps − anchor_logps): the
+    clipped surrogate in TRL's form, for checking the identity above."""
+    ratio = torch.exp(logps - anchor_logps)
+    return -torch.min(ratio * advantages, torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high) * advantages)
 
 
 def batch(seed: int = 0):
