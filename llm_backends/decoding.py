@@ -72,6 +72,8 @@ class Row:
     cached: int = 0
     completion: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    forced: list[bool] = field(default_factory=list)
+    """Per completion token: True where the grammar allowed that token only."""
     finish: str | None = None
     stored: bool = False
     """True once the row's keys and values went to the prefix store."""
@@ -297,12 +299,14 @@ class Decoder:
             rows = [r for r, d in zip(rows, dead) if not d]
             if not rows:
                 return
+        choices = allowed.sum(dim=-1).tolist() if allowed is not None else [0] * len(rows)
         tokens, logprobs = choose_tokens(
             logits[[r.slot for r in rows]], [r.params for r in rows], [r.generator for r in rows], allowed,
             [r.request.return_logprobs for r in rows],
         )
-        for row, token, logprob in zip(rows, tokens, logprobs):
+        for row, token, logprob, choice in zip(rows, tokens, logprobs, choices):
             row.completion.append(token)
+            row.forced.append(choice == 1)
             if logprob is not None:
                 row.logprobs.append(logprob)
             row.finish = self._finish_after(row, token)
@@ -348,5 +352,6 @@ class Decoder:
             prompt_tokens=len(row.prompt),
             reused_prompt_tokens=row.cached,
             logprobs=row.logprobs if row.request.return_logprobs else None,
+            forced=row.forced if row.request.return_logprobs else None,
             latency_s=latency,
         )

@@ -144,6 +144,8 @@ class TokenResult:
     that ended the row. `logprobs` (when asked) holds, per completion token, its log-probability
     under the model at the request's temperature, log_softmax(logits / T) (T = 1 when greedy),
     before top-p and the grammar mask: the quantity a trainer recomputes from the weights.
+    `forced` (with `logprobs`) is True per completion token where the grammar allowed that
+    token only: the model did not choose it (a trainer gives such tokens no loss).
     `text` is the completion decoded without special tokens and cut before a stop string.
     `finish_reason`: "stop" (end-of-sequence token or stop string), "length", "cancelled" or
     "grammar_error". `reused_prompt_tokens` of the `prompt_tokens` came from the prefix KV
@@ -157,6 +159,7 @@ class TokenResult:
     prompt_tokens: int
     reused_prompt_tokens: int = 0
     logprobs: list[float] | None = None
+    forced: list[bool] | None = None
     latency_s: float = 0.0
 
     @property

@@ -53,13 +53,15 @@ class TokenRecord(BaseModel):
     `completion_ids` holds every turn: the tokens the model sampled and, between turns, the
     tokens the environment added (tool responses and the chat template around them).
     `model_mask[i]` is 1 when the model sampled `completion_ids[i]`, 0 otherwise; `logprobs`
-    (optional) has the sampling log-probability of each model token, None elsewhere.
+    (optional) has the sampling log-probability of each model token, None elsewhere; `forced`
+    (optional) is 1 on the model tokens that the grammar allowed alone (no choice was made).
     """
 
     prompt_ids: list[int]
     completion_ids: list[int]
     model_mask: list[int]
     logprobs: list[float | None] | None = None
+    forced: list[int] | None = None
 
     @model_validator(mode="after")
     def _aligned(self) -> "TokenRecord":
@@ -69,6 +71,8 @@ class TokenRecord(BaseModel):
             raise ValueError("model_mask holds values other than 0 and 1")
         if self.logprobs is not None and len(self.logprobs) != len(self.completion_ids):
             raise ValueError(f"logprobs has {len(self.logprobs)} entries for {len(self.completion_ids)} tokens")
+        if self.forced is not None and len(self.forced) != len(self.completion_ids):
+            raise ValueError(f"forced has {len(self.forced)} entries for {len(self.completion_ids)} tokens")
         return self
 
 

@@ -14,7 +14,7 @@ call to run nor a valid answer (`parse_failure`); finished episodes leave the ba
 Per episode it returns the `Episode` record (its trace, `Episode.decision()`) with its
 `TokenRecord`: `completion_ids` holds every turn's sampled ids and the fragments between turns,
 `model_mask` is 1 on sampled ids, `logprobs` (with `return_logprobs`) the sampling
-log-probability of each sampled id.
+log-probability of each sampled id and `forced` 1 on the sampled ids the grammar left no choice.
 
 Sampling: a turn's seed is `derive_seed(start.seed, turn)`, so an episode samples the same
 turns whatever else shares its batches (a resumed run, a GRPO group with explicit seeds).
@@ -99,6 +99,7 @@ class _Playing:
     completion_ids: list[int] = field(default_factory=list)
     model_mask: list[int] = field(default_factory=list)
     logprobs: list[float | None] = field(default_factory=list)
+    forced: list[int] = field(default_factory=list)
     calls_run: int = 0
 
     @property
@@ -108,14 +109,17 @@ class _Playing:
     def end(self, reason: EndReason) -> None:
         self.episode.end_reason = reason
 
-    def append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None) -> None:
+    def append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None,
+               forced: list[bool] | None = None) -> None:
         self.completion_ids += ids
         self.model_mask += [int(sampled)] * len(ids)
         self.logprobs += logprobs if logprobs is not None else [None] * len(ids)
+        self.forced += [int(f) for f in forced] if forced is not None else [0] * len(ids)
 
     def token_record(self, with_logprobs: bool) -> TokenRecord:
         return TokenRecord(prompt_ids=self.prompt_ids, completion_ids=self.completion_ids, model_mask=self.model_mask,
-                           logprobs=self.logprobs if with_logprobs else None)
+                           logprobs=self.logprobs if with_logprobs else None,
+                           forced=self.forced if with_logprobs else None)
 
 
 def calls_allowed(protocol: AgentProtocol, turn: int, calls_run: int) -> bool:
@@ -174,7 +178,7 @@ def _advance(playing: _Playing, result: TokenResult, policy: TokenPolicy, protoc
     """Take one turn's result: record it, run its calls, then end the episode or append the fragment."""
     if return_logprobs and result.logprobs is None:
         raise ValueError(f"policy {policy.model} returned no logprobs although they were asked for")
-    playing.append(result.completion_ids, sampled=True, logprobs=result.logprobs)
+    playing.append(result.completion_ids, sampled=True, logprobs=result.logprobs, forced=result.forced)
     turn = Turn(step=parse_step(result.text, protocol.tools), llm=_record(policy, result))
     playing.episode.turns.append(turn)
     if turn.step.outcome == "answer":

@@ -11,7 +11,10 @@ and has no response cache.
 Returned per entry: `prompt_ids` and `completion_ids` exactly as the episode's `TokenRecord`
 holds them (the sampled ids as sampled, the tool-response fragments between turns);
 `env_mask` = its `model_mask` (1 on sampled tokens, 0 on tool and template tokens, which
-therefore get no loss and no gradient); `logprobs`, the sampling log-probability of each sampled
+therefore get no loss and no gradient) with 0 also on the tokens the grammar forced (`forced`:
+the model made no choice there, so neither the policy gradient nor the KL term acts on them;
+their unconstrained log-probability, often tiny, would otherwise give the KL estimator
+spikes of many nats and drift with every advantage); `logprobs`, the sampling log-probability of each sampled
 token (None on the others; TRL recomputes them with the policy and keeps these as
 `sampling_per_token_logps`); and the extra field `episode` that the reward functions read.
 """
@@ -27,13 +30,19 @@ from transformers import TrainerCallback
 from llm_backends.types import SamplingParams
 from market.data import MarketData
 from market.view import MarketView
-from single_agent.episode import Episode
+from single_agent.episode import Episode, TokenRecord
 from single_agent.offered_tools import protocol_toolset
 from single_agent.protocol import Protocol
 from single_agent.rollout import EpisodeStart, TokenPolicy, derive_seed, roll_out
 from training.config import ToolCurriculum
 from training.episode_stats import episode_stats
 from training.tool_curriculum import CallBudgetPolicy
+
+
+def choice_mask(record: TokenRecord) -> list[int]:
+    """1 on the tokens the model chose: sampled (`model_mask`) and not forced by the grammar."""
+    forced = record.forced or [0] * len(record.model_mask)
+    return [int(m and not f) for m, f in zip(record.model_mask, forced)]
 
 
 def trl_batch(episodes: list[Episode], trajectory_filter: bool) -> dict[str, Any]:
@@ -43,7 +52,7 @@ def trl_batch(episodes: list[Episode], trajectory_filter: bool) -> dict[str, Any
     records = [e.tokens for e in episodes]
     if any(r is None or not r.completion_ids for r in records):
         raise ValueError("every episode needs a TokenRecord with at least one completion token")
-    masks = [[0] * len(r.model_mask) if trajectory_filter and e.fallback else list(r.model_mask)
+    masks = [[0] * len(r.model_mask) if trajectory_filter and e.fallback else choice_mask(r)
              for e, r in zip(episodes, records)]
     return {"prompt_ids": [r.prompt_ids for r in records], "completion_ids": [r.completion_ids for r in records],
             "logprobs": [r.logprobs for r in records], "env_mask": masks, "episode": episodes}

@@ -50,9 +50,15 @@ def test_one_completion_per_prompt_in_order_with_the_model_mask(engine, compact,
     episodes = out["episode"]
     assert len(episodes) == len(batch) == len(out["completion_ids"]) == len(out["env_mask"])
     assert [e.date for e in episodes] == [row["date"] for row in batch]
+    forced_tokens = 0
     for episode, ids, mask, logprobs in zip(episodes, out["completion_ids"], out["env_mask"], out["logprobs"]):
-        assert ids == episode.tokens.completion_ids and mask == episode.tokens.model_mask
-        assert len(logprobs) == len(ids) and all((lp is None) == (m == 0) for lp, m in zip(logprobs, mask))
+        record = episode.tokens
+        assert ids == record.completion_ids
+        assert mask == [int(m and not f) for m, f in zip(record.model_mask, record.forced)]
+        assert len(logprobs) == len(ids) and all((lp is None) == (m == 0) for lp, m in zip(logprobs, record.model_mask))
+        assert not any(f and not m for f, m in zip(record.forced, record.model_mask))   # only sampled tokens are forced
+        forced_tokens += sum(record.forced)
+    assert forced_tokens > 0 and sum(map(sum, out["env_mask"])) > 0   # the grammar forced some tokens, not all
     first, second = episodes[0].tokens.completion_ids, episodes[1].tokens.completion_ids
     assert first != second                       # the copies of a prompt sample differently
     again = rollouts(engine, compact, market)([row for row in batch], trainer_at(0, batch))
