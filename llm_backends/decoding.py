@@ -73,7 +73,7 @@ class Row:
     completion: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     forced: list[bool] = field(default_factory=list)
-    """Per completion token: True where the grammar allowed that token only."""
+    """Per completion token (with `return_logprobs`): True where the grammar allowed that token only."""
     finish: str | None = None
     stored: bool = False
     """True once the row's keys and values went to the prefix store."""
@@ -299,16 +299,16 @@ class Decoder:
             rows = [r for r, d in zip(rows, dead) if not d]
             if not rows:
                 return
-        choices = allowed.sum(dim=-1).tolist() if allowed is not None else [0] * len(rows)
+        wanted = [r.request.return_logprobs for r in rows]
+        choices = allowed.sum(dim=-1).tolist() if allowed is not None and any(wanted) else [0] * len(rows)
         tokens, logprobs = choose_tokens(
-            logits[[r.slot for r in rows]], [r.params for r in rows], [r.generator for r in rows], allowed,
-            [r.request.return_logprobs for r in rows],
+            logits[[r.slot for r in rows]], [r.params for r in rows], [r.generator for r in rows], allowed, wanted,
         )
         for row, token, logprob, choice in zip(rows, tokens, logprobs, choices):
             row.completion.append(token)
-            row.forced.append(choice == 1)
             if logprob is not None:
                 row.logprobs.append(logprob)
+                row.forced.append(choice == 1)
             row.finish = self._finish_after(row, token)
             if row.request.on_tokens is not None:
                 try:
