@@ -34,6 +34,7 @@ from transformers import DynamicCache, PreTrainedModel
 
 from llm_backends.batching import RowShape, plan_batches
 from llm_backends.grammar import GrammarCompiler
+from llm_backends.kv_buffer import buffered_cache
 from llm_backends.kv_store import PrefixKVStore, block_digests
 from llm_backends.sampling import choose_tokens, row_generator
 from llm_backends.stopping import hits_stop, truncate_at_stop
@@ -189,10 +190,14 @@ class Decoder:
         for batch in plan_batches([r.shape for r in todo], self.max_batch_tokens, self.max_batch_size):
             self._run_batch([todo[i] for i in batch])
 
-    def _batch_cache(self, rows: list[Row], c_max: int) -> DynamicCache:
-        """A cache holding each row's reused prefix right-aligned in the first `c_max` columns."""
+    def _batch_cache(self, rows: list[Row], c_max: int, width: int) -> DynamicCache:
+        """A cache of `width` columns (`llm_backends.kv_buffer`; transformers' own for models with
+        other than full-attention layers) holding each row's reused prefix right-aligned in the
+        first `c_max` columns."""
+        text_config = self.model.config.get_text_config(decoder=True)
+        buffered = set(getattr(text_config, "layer_types", None) or ["full_attention"]) == {"full_attention"}
         if c_max == 0:
-            return DynamicCache(config=self.model.config)
+            return buffered_cache(text_config.num_hidden_layers, width) if buffered else DynamicCache(config=self.model.config)
         first = next(r.prefix[0] for r in rows if r.prefix)
         layers, _, heads, _, dim = first.shape
         kv = torch.zeros((layers, 2, len(rows), heads, c_max, dim), dtype=first.dtype, device=first.device)
@@ -200,6 +205,8 @@ class Decoder:
             if row.cached:
                 kv[:, :, row.slot, :, c_max - row.cached:] = torch.cat(row.prefix, dim=3)[:, :, :, : row.cached]
             row.prefix = []
+        if buffered:
+            return buffered_cache(layers, width, kv)
         return DynamicCache(ddp_cache_data=[(kv[i, 0], kv[i, 1]) for i in range(layers)], config=self.model.config)
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: DynamicCache) -> torch.Tensor:
@@ -231,7 +238,7 @@ class Decoder:
             mask[slot, c_max + n_max - new:c_max + n_max] = 1
             positions[slot, n_max - new:] = torch.arange(row.cached, len(row.prompt))
             row.columns = torch.cat([torch.arange(c_max - row.cached, c_max), torch.arange(c_max + n_max - new, c_max + n_max)])
-        cache = self._batch_cache(rows, c_max)
+        cache = self._batch_cache(rows, c_max, width)
         ids, mask, positions = ids.to(self.device), mask.to(self.device), positions.to(self.device)
         chunk = max(1, self.prefill_chunk_tokens // len(rows))
         for begin in range(0, n_max, chunk):
