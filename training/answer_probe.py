@@ -1,0 +1,118 @@
+"""Can a policy learn to answer from what it read? A supervised probe, never a warm start.
+
+The scripted expert that reads news plays `--episodes` days of the train split and `--held-out`
+days of the valid split (terse thinks, the policy's own tokens, `training.demonstrations`).
+The policy is then trained on the expert's answers only: cross-entropy of the first answer
+token after `<answer>`, everything before it as context, AdamW at `--lr`, batches of 8. After
+each epoch it prints the teacher-forced accuracy (argmax over the first tokens of BUY, SELL and
+HOLD against the expert's answer) on the training episodes and on the held-out ones. A policy
+whose held-out accuracy stays at the share of the most common answer cannot map the result to
+the answer at this budget, and GRPO, whose signal per episode is weaker than a label's, cannot
+be expected to teach it either.
+
+    python -m training.answer_probe outputs/train/cpu_tiny/seed-0/warm_start/policy
+    python -m training.answer_probe PATH --epochs 8 --lr 1e-3 --episodes 384 --held-out 96 --seed 0
+
+The market, splits, tickers and the recipe's protocol and model settings are those of
+`configs/train_single_agent.yaml` (`--override` takes Hydra overrides, e.g. `train=cpu_tiny`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from frameworks.registry import instantiate_or_explain
+from market.decision import Action
+from market.splits import Splits
+from single_agent.protocol import load_protocol
+from single_agent.rewards import load_reward_config
+from single_agent.tags import ANSWER_OPEN
+from market.config_keys import typed_config
+from training.config import TrainConfig
+from training.demonstrations import demonstration_episodes
+from training.policy_model import load_policy, rollout_engine
+from training.prompt_dataset import labelled_days
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+def answer_examples(episodes, tokenizer) -> list[tuple[torch.Tensor, int]]:
+    """(ids up to and including the first answer token, that token's index in the action order) per episode."""
+    marker = tokenizer.encode(ANSWER_OPEN, add_special_tokens=False)
+    firsts = [tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action]
+    examples = []
+    for episode in episodes:
+        ids = episode.tokens.prompt_ids + episode.tokens.completion_ids
+        at = max(i for i in range(len(ids) - len(marker)) if ids[i:i + len(marker)] == marker) + len(marker)
+        examples.append((torch.tensor(ids[:at]), firsts.index(ids[at])))
+    return examples
+
+
+def accuracy(model, examples, firsts: torch.Tensor) -> float:
+    """Share of examples whose argmax over the actions' first tokens is the expert's."""
+    model.eval()
+    with torch.no_grad():
+        hits = sum(int(model(ids[None]).logits[0, -1, firsts].argmax()) == label for ids, label in examples)
+    model.train()
+    return hits / len(examples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy", help="a policy folder (e.g. a warm start's policy/)")
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--episodes", type=int, default=384, help="training days (expert episodes)")
+    parser.add_argument("--held-out", type=int, default=96, help="valid-split days")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--override", nargs="*", default=[], help="Hydra overrides of configs/train_single_agent.yaml")
+    args = parser.parse_args()
+    with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("train_single_agent", overrides=args.override)
+    config = typed_config(TrainConfig, OmegaConf.to_container(cfg.train, resolve=True), "train")
+    torch.set_num_threads(config.torch_threads or torch.get_num_threads())
+    torch.manual_seed(args.seed)
+    data = instantiate_or_explain(cfg.data, "data")
+    splits = typed_config(Splits, OmegaConf.to_container(cfg.split, resolve=True), "split")
+    protocol, reward = load_protocol(config.protocol), load_reward_config(config.reward)
+    tickers = list(cfg.tickers)
+    model, tokenizer = load_policy(Path(args.policy), config.model)
+    engine = rollout_engine(model, tokenizer, "probe")
+    started = time.perf_counter()
+    sets = {}
+    for name, window, count, seed in (("train", splits.train, args.episodes, args.seed),
+                                      ("held-out", splits.valid, args.held_out, args.seed + 1)):
+        episodes = demonstration_episodes(engine, protocol, data, labelled_days(data, tickers, window, reward), count, seed,
+                                          randomise=False, terse=True)
+        sets[name] = answer_examples(episodes, tokenizer)
+        shares = pd.Series([list(Action)[label].value for _, label in sets[name]]).value_counts(normalize=True)
+        print(f"{name}: {len(sets[name])} expert episodes, answers {shares.round(2).to_dict()}")
+    firsts = torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
+    train, held_out = sets["train"], sets["held-out"]
+    print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {accuracy(model, held_out, firsts):.3f}")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    model.train()
+    for epoch in range(args.epochs):
+        order, total = np.random.default_rng(args.seed + epoch).permutation(len(train)), 0.0
+        for begin in range(0, len(order), 8):
+            optimizer.zero_grad()
+            batch = order[begin:begin + 8]
+            loss = sum(torch.nn.functional.cross_entropy(model(train[i][0][None]).logits[0, -1:, firsts],
+                                                         torch.tensor([train[i][1]])) for i in batch) / len(batch)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(batch)
+        print(f"epoch {epoch + 1}: answer loss {total / len(train):.3f}, train {accuracy(model, train, firsts):.3f}, "
+              f"held-out {accuracy(model, held_out, firsts):.3f} ({time.perf_counter() - started:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
