@@ -114,6 +114,10 @@ class Decoder:
         prefill_chunk_tokens: int = 2048,
     ) -> None:
         self.model = model
+        text_config = model.config.get_text_config(decoder=True)
+        full = set(getattr(text_config, "layer_types", None) or ["full_attention"]) == {"full_attention"}
+        self.full_attention_layers = text_config.num_hidden_layers if full else None
+        """Layer count when every layer attends to all positions (batch caches use `kv_buffer`), else None."""
         self.tokenizer = tokenizer
         self.eos_ids = frozenset(eos_ids)
         self.pad_id = tokenizer.pad_token_id
@@ -194,10 +198,9 @@ class Decoder:
         """A cache of `width` columns (`llm_backends.kv_buffer`; transformers' own for models with
         other than full-attention layers) holding each row's reused prefix right-aligned in the
         first `c_max` columns."""
-        text_config = self.model.config.get_text_config(decoder=True)
-        buffered = set(getattr(text_config, "layer_types", None) or ["full_attention"]) == {"full_attention"}
+        buffered = self.full_attention_layers is not None
         if c_max == 0:
-            return buffered_cache(text_config.num_hidden_layers, width) if buffered else DynamicCache(config=self.model.config)
+            return buffered_cache(self.full_attention_layers, width) if buffered else DynamicCache(config=self.model.config)
         first = next(r.prefix[0] for r in rows if r.prefix)
         layers, _, heads, _, dim = first.shape
         kv = torch.zeros((layers, 2, len(rows), heads, c_max, dim), dtype=first.dtype, device=first.device)

@@ -44,10 +44,15 @@ from training.prompt_dataset import labelled_days
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
+def first_answer_tokens(tokenizer) -> torch.Tensor:
+    """The first token of BUY, SELL and HOLD (in `Action` order)."""
+    return torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
+
+
 def answer_examples(episodes, tokenizer) -> list[tuple[torch.Tensor, int]]:
-    """(ids up to and including the first answer token, that token's index in the action order) per episode."""
+    """(ids before the first answer token, that token's index in the action order) per episode."""
     marker = tokenizer.encode(ANSWER_OPEN, add_special_tokens=False)
-    firsts = [tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action]
+    firsts = first_answer_tokens(tokenizer).tolist()
     examples = []
     for episode in episodes:
         ids = episode.tokens.prompt_ids + episode.tokens.completion_ids
@@ -95,7 +100,7 @@ def main() -> None:
         sets[name] = answer_examples(episodes, tokenizer)
         shares = pd.Series([list(Action)[label].value for _, label in sets[name]]).value_counts(normalize=True)
         print(f"{name}: {len(sets[name])} expert episodes, answers {shares.round(2).to_dict()}")
-    firsts = torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
+    firsts = first_answer_tokens(tokenizer)
     train, held_out = sets["train"], sets["held-out"]
     print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {accuracy(model, held_out, firsts):.3f}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)

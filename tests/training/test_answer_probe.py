@@ -8,7 +8,7 @@ import torch
 
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Action
-from training.answer_probe import accuracy, answer_examples
+from training.answer_probe import accuracy, answer_examples, first_answer_tokens
 from training.config import ModelConfig
 from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine
@@ -21,7 +21,7 @@ def test_examples_end_at_the_answer_and_accuracy_counts_argmax_hits(cache_root, 
     episodes = demonstration_episodes(rollout_engine(model, tokenizer, "tiny"), compact, market, days, count=6, seed=0,
                                       randomise=False, terse=True)
     examples = answer_examples(episodes, tokenizer)
-    firsts = torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
+    firsts = first_answer_tokens(tokenizer)
     predicted = []
     for (ids, label), episode in zip(examples, episodes):
         full = episode.tokens.prompt_ids + episode.tokens.completion_ids
