@@ -90,7 +90,8 @@ def train(cfg: DictConfig) -> Path:
                 rollout_engine(model, tokenizer, "demonstrations"), protocol, data, train_days,
                 config.warm_start.episodes, seed, randomise=config.warm_start.demonstrations == "expert_random",
                 terse=config.warm_start.terse)
-            run_warm_start(model, tokenizer, supervised_dataset(demonstrations), config, output_dir, seed)
+            run_warm_start(model, tokenizer, supervised_dataset(demonstrations, config.warm_start.results_loss), config,
+                           output_dir, seed)
         start = warm_start_policy(output_dir)
 
     model, tokenizer = load_policy(start, config.model)

@@ -77,6 +77,7 @@ class WarmStartConfig(_Strict):
     enabled: bool
     demonstrations: Literal["expert_random", "expert"] = "expert_random"
     terse: bool = Field(default=False, description="the expert's terse thinks: calls only named, one fixed sentence before the answer (single_agent.expert)")
+    results_loss: bool = Field(default=False, description="the loss also covers the tool results and template tokens between turns")
     episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
     epochs: float = Field(gt=0)
     learning_rate: float = Field(gt=0)

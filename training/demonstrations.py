@@ -40,11 +40,15 @@ def demonstration_episodes(renderer: TokenPolicy, protocol: Protocol, data: Mark
     return roll_out(expert, protocol, starts, SamplingParams(temperature=0.0), constrained=False)
 
 
-def supervised_dataset(episodes: list[Episode]) -> Dataset:
-    """The episodes as pre-tokenised SFT examples: `input_ids` and `assistant_masks`."""
+def supervised_dataset(episodes: list[Episode], results_loss: bool = False) -> Dataset:
+    """The episodes as pre-tokenised SFT examples: `input_ids` and `assistant_masks`.
+
+    The mask covers the demonstrator's tokens; with `results_loss` every completion token, so the
+    model also learns to predict the tool results it reads (what it reads, not what to answer)."""
     rows = []
     for episode in episodes:
         tokens = episode.tokens
+        completion_mask = [1] * len(tokens.completion_ids) if results_loss else tokens.model_mask
         rows.append({"input_ids": tokens.prompt_ids + tokens.completion_ids,
-                     "assistant_masks": [0] * len(tokens.prompt_ids) + tokens.model_mask})
+                     "assistant_masks": [0] * len(tokens.prompt_ids) + completion_mask})
     return Dataset.from_list(rows)

@@ -45,6 +45,11 @@ def test_randomised_demonstrations_follow_the_plan_and_mask_only_the_expert(rend
         assert len(example["input_ids"]) == len(example["assistant_masks"])
         taught = [i for i, m in zip(example["input_ids"], example["assistant_masks"]) if m]
         assert taught == [i for i, m in zip(episode.tokens.completion_ids, episode.tokens.model_mask) if m]
+    with_results = supervised_dataset(episodes, results_loss=True)
+    for example, episode in zip(with_results, episodes):
+        prompt = len(episode.tokens.prompt_ids)
+        assert example["assistant_masks"] == [0] * prompt + [1] * len(episode.tokens.completion_ids)
+        assert 0 in episode.tokens.model_mask
 
 
 def test_randomised_answers_and_tools_do_not_follow_the_news(renderer, compact, market, days):
