@@ -1,7 +1,8 @@
 """The optional warm start: supervised fine-tuning (TRL SFTTrainer) on demonstrations.
 
 The loss is the negative log-likelihood of the demonstrator's own tokens only
-(`assistant_masks`; prompt, tool and template tokens are masked out). It runs in
+(`assistant_masks`; prompt, tool and template tokens are masked out, unless
+`warm_start.results_loss` puts the tool results and template tokens into the loss too). It runs in
 `<output_dir>/warm_start/` with its own checkpoints and step log, resumes like GRPO, and ends
 by writing `warm_start/policy/`, the folder GRPO starts from and the benchmark can load (the
 proof's "starting point"; LoRA adapters, when configured, are merged into it). When that folder
