@@ -3,12 +3,15 @@
     PYTHONPATH=. python benchmarks/async_grpo.py                                  # 20 steps, 2 x 8, seed 0
     PYTHONPATH=. python benchmarks/async_grpo.py --steps 6 --prompts 2 --generations 4
     PYTHONPATH=. python benchmarks/async_grpo.py --seeds 0 1 2 --plot async_grpo.png
+    PYTHONPATH=. python benchmarks/async_grpo.py --start outputs/train/cpu_tiny/seed-0/warm_start/policy
 
 Each mode trains the cpu_tiny recipe (`configs/train/cpu_tiny.yaml`, one torch thread per
 process) on data=synthetic_news through `train_single_agent.train` for --steps optimizer steps of
 --prompts prompts × --generations completions, so both consume steps × prompts × generations
-samples; no warm start and no validation (a random-weight start: the throughput is the recipe's,
-the reward curve is not the warm-started one of docs/training.md). Async runs with
+samples; no warm start and no validation. By default both start from the recipe's random weights
+(short episodes: the throughput is the recipe's, the reward curve is not the warm-started one of
+docs/training.md); `--start PATH` starts both from a policy folder instead, e.g. a warm start's
+`warm_start/policy` (the episodes of real training, with three tool results). Async runs with
 `train.mode=async` and --max-staleness / --objective / --in-flight / --throttle.
 
 Per mode and seed: wall seconds of the whole `train` call (model building and, for async, the
@@ -48,6 +51,8 @@ def overrides(mode: str, seed: int, args: argparse.Namespace, scratch: Path) -> 
         chosen += [f"train.asynchronous.max_staleness={args.max_staleness}",
                    f"train.asynchronous.objective={args.objective}", f"train.asynchronous.in_flight={args.in_flight}",
                    f"train.asynchronous.throttle={args.throttle}"]
+    if args.start is not None:
+        chosen += ["train.model.source=path", f"+train.model.path={args.start.resolve()}", "train.model.tiny=null"]
     return chosen
 
 
@@ -121,6 +126,7 @@ def main() -> None:
     parser.add_argument("--in-flight", choices=["finish", "switch"], default="finish")
     parser.add_argument("--throttle", choices=["true", "false"], default="true")
     parser.add_argument("--plot", type=Path, default=None, help="write the reward curves to this PNG")
+    parser.add_argument("--start", type=Path, default=None, help="a policy folder both modes start from")
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the steady rate is measured after step 1)")
@@ -139,7 +145,8 @@ def main() -> None:
     figures, curves = pd.DataFrame(figures), pd.concat(curves, ignore_index=True)
     print(f"\nAsync vs sync GRPO, cpu_tiny on synthetic_news, {args.steps} steps x {args.prompts} prompts x "
           f"{args.generations} completions, seeds {args.seeds}, max_staleness {args.max_staleness}, "
-          f"{args.objective}, in_flight {args.in_flight}, throttle {args.throttle}")
+          f"{args.objective}, in_flight {args.in_flight}, throttle {args.throttle}, "
+          f"from {args.start or 'random weights'}")
     print(figures.to_markdown(index=False, floatfmt=".3g"))
     for column in ("samples_per_s", "steady_samples_per_s"):
         speed = figures.groupby("mode")[column].mean()

@@ -10,6 +10,11 @@ whose held-out accuracy stays at the share of the most common answer cannot map 
 the answer at this budget, and GRPO, whose signal per episode is weaker than a label's, cannot
 be expected to teach it either.
 
+With `--target regime` the label is the day's regime action instead (BUY bullish, SELL bearish,
+HOLD sideways; the days balanced as in training): what GRPO's reward actually asks for. The
+expert's answer is a deterministic function of the news it read; the regime agrees with the news
+only in part, so this probe says how many labels the achievable accuracy costs.
+
     python -m training.answer_probe outputs/train/cpu_tiny/seed-0/warm_start/policy
     python -m training.answer_probe PATH --epochs 8 --lr 1e-3 --episodes 384 --held-out 96 --seed 0
 
@@ -31,6 +36,7 @@ from omegaconf import OmegaConf
 
 from frameworks.registry import instantiate_or_explain
 from market.decision import Action
+from metrics.regime import ACTION_OF_REGIME
 from market.splits import Splits
 from single_agent.protocol import load_protocol
 from single_agent.rewards import load_reward_config
@@ -39,7 +45,7 @@ from market.config_keys import typed_config
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine
-from training.prompt_dataset import labelled_days
+from training.prompt_dataset import balanced_regimes, labelled_days
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -49,15 +55,18 @@ def first_answer_tokens(tokenizer) -> torch.Tensor:
     return torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
 
 
-def answer_examples(episodes, tokenizer) -> list[tuple[torch.Tensor, int]]:
-    """(ids before the first answer token, that token's index in the action order) per episode."""
+def answer_examples(episodes, tokenizer, regimes: dict[tuple[str, str], str] | None = None) -> list[tuple[torch.Tensor, int]]:
+    """(ids before the first answer token, the label's index in the action order) per episode: the
+    expert's answer, or with `regimes` ((ticker, date) -> regime) the regime's action."""
     marker = tokenizer.encode(ANSWER_OPEN, add_special_tokens=False)
     firsts = first_answer_tokens(tokenizer).tolist()
     examples = []
     for episode in episodes:
         ids = episode.tokens.prompt_ids + episode.tokens.completion_ids
         at = max(i for i in range(len(ids) - len(marker)) if ids[i:i + len(marker)] == marker) + len(marker)
-        examples.append((torch.tensor(ids[:at]), firsts.index(ids[at])))
+        label = (firsts.index(ids[at]) if regimes is None
+                 else [a.value for a in Action].index(ACTION_OF_REGIME[regimes[episode.ticker, episode.date]]))
+        examples.append((torch.tensor(ids[:at]), label))
     return examples
 
 
@@ -78,6 +87,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=384, help="training days (expert episodes)")
     parser.add_argument("--held-out", type=int, default=96, help="valid-split days")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", choices=["expert", "regime"], default="expert",
+                        help="label: the expert's answer, or the regime's action on balanced days")
     parser.add_argument("--override", nargs="*", default=[], help="Hydra overrides of configs/train_single_agent.yaml")
     args = parser.parse_args()
     with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
@@ -95,11 +106,16 @@ def main() -> None:
     sets = {}
     for name, window, count, seed in (("train", splits.train, args.episodes, args.seed),
                                       ("held-out", splits.valid, args.held_out, args.seed + 1)):
-        episodes = demonstration_episodes(engine, protocol, data, labelled_days(data, tickers, window, reward), count, seed,
-                                          randomise=False, terse=True)
-        sets[name] = answer_examples(episodes, tokenizer)
+        days = labelled_days(data, tickers, window, reward)
+        if args.target == "regime":
+            days = balanced_regimes(days, seed)
+        episodes = demonstration_episodes(engine, protocol, data, days, count, seed, randomise=False, terse=True)
+        regimes = {(row.ticker, f"{row.date:%Y-%m-%d}"): row.regime for row in days.itertuples(index=False)}
+        sets[name] = answer_examples(episodes, tokenizer, regimes if args.target == "regime" else None)
         shares = pd.Series([list(Action)[label].value for _, label in sets[name]]).value_counts(normalize=True)
-        print(f"{name}: {len(sets[name])} expert episodes, answers {shares.round(2).to_dict()}")
+        agreement = np.mean([episode.final_action is list(Action)[label] for episode, (_, label) in zip(episodes, sets[name])])
+        print(f"{name}: {len(sets[name])} expert episodes, labels {shares.round(2).to_dict()}, "
+              f"the expert's answer is the label on {agreement:.3f}")
     firsts = first_answer_tokens(tokenizer)
     train, held_out = sets["train"], sets["held-out"]
     print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {accuracy(model, held_out, firsts):.3f}")

@@ -32,3 +32,9 @@ def test_examples_end_at_the_answer_and_accuracy_counts_argmax_hits(cache_root, 
             predicted.append(int(model(ids[None]).logits[0, -1, firsts].argmax()))
     hits = sum(p == label for p, (_, label) in zip(predicted, examples))
     assert accuracy(model, examples, firsts) == hits / len(examples)
+
+    regimes = {(episode.ticker, episode.date): regime
+               for episode, regime in zip(episodes, ["bullish", "bearish", "sideways"] * 2)}
+    relabelled = answer_examples(episodes, tokenizer, regimes)
+    assert [list(Action)[label] for _, label in relabelled] == [Action.BUY, Action.SELL, Action.HOLD] * 2
+    assert all(torch.equal(ids, same) for (ids, _), (same, _) in zip(relabelled, examples))
