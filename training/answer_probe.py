@@ -55,7 +55,8 @@ def first_answer_tokens(tokenizer) -> torch.Tensor:
     return torch.tensor([tokenizer.encode(a.value, add_special_tokens=False)[0] for a in Action])
 
 
-def answer_examples(episodes, tokenizer, regimes: dict[tuple[str, str], str] | None = None) -> list[tuple[torch.Tensor, int]]:
+def answer_examples(episodes, tokenizer,
+                    regimes: dict[tuple[str, str], str] | None = None) -> list[tuple[torch.Tensor, int]]:
     """(ids before the first answer token, the label's index in the action order) per episode: the
     expert's answer, or with `regimes` ((ticker, date) -> regime) the regime's action."""
     marker = tokenizer.encode(ANSWER_OPEN, add_special_tokens=False)
@@ -113,7 +114,8 @@ def main() -> None:
         regimes = {(row.ticker, f"{row.date:%Y-%m-%d}"): row.regime for row in days.itertuples(index=False)}
         sets[name] = answer_examples(episodes, tokenizer, regimes if args.target == "regime" else None)
         shares = pd.Series([list(Action)[label].value for _, label in sets[name]]).value_counts(normalize=True)
-        agreement = np.mean([episode.final_action is list(Action)[label] for episode, (_, label) in zip(episodes, sets[name])])
+        agreement = np.mean([episode.final_action is list(Action)[label]
+                             for episode, (_, label) in zip(episodes, sets[name])])
         print(f"{name}: {len(sets[name])} expert episodes, labels {shares.round(2).to_dict()}, "
               f"the expert's answer is the label on {agreement:.3f}")
     firsts = first_answer_tokens(tokenizer)
