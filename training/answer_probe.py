@@ -17,6 +17,7 @@ only in part, so this probe says how many labels the achievable accuracy costs.
 
     python -m training.answer_probe outputs/train/cpu_tiny/seed-0/warm_start/policy
     python -m training.answer_probe PATH --epochs 8 --lr 1e-3 --episodes 384 --held-out 96 --seed 0
+    python -m training.answer_probe PATH --target regime
 
 The market, splits, tickers and the recipe's protocol and model settings are those of
 `configs/train_single_agent.yaml` (`--override` takes Hydra overrides, e.g. `train=cpu_tiny`).
