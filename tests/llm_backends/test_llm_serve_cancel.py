@@ -2,9 +2,11 @@
 or the request timeout passes, streamed or not, and the engine is free for the next request at once.
 
 Each case starts a greedy answer to "hello" (it runs to any length without an end-of-turn token)
-with HUGE completion tokens, which would take the tiny model well over ten seconds, then checks
-that a short request is answered promptly afterwards and that the engine's count of completion
-tokens settles far below HUGE (the decode stopped; it is not running on in the background).
+with HUGE completion tokens, then checks that a short request is answered promptly afterwards and
+that the engine's count of completion tokens settles below STOPPED_BELOW (the decode stopped; a
+generation running on in the background would not settle, or would settle at HUGE). On a loaded
+2-core machine the tiny model decoded about 2,100 tokens between the request and its stop, so the
+bound leaves room above that and below HUGE.
 """
 
 import time
@@ -17,6 +19,7 @@ from llm_backends.serve import start_server
 
 HELLO = conversation("hello")
 HUGE = 4000
+STOPPED_BELOW = HUGE * 3 // 4
 PROMPT_S = 3.0
 """How long the short request after a stopped one may take (the stopped one would hold the engine far longer)."""
 
@@ -41,12 +44,12 @@ def settled_completion_tokens(engine) -> int:
 
 
 def assert_engine_freed(sdk: openai.OpenAI, engine, tokens_before: int) -> None:
-    """A short request is answered promptly, and the stopped generation decoded far fewer than HUGE tokens."""
+    """A short request is answered promptly, and the stopped generation decoded fewer than STOPPED_BELOW tokens."""
     start = time.monotonic()
     short = sdk.chat.completions.create(model=engine.model, messages=conversation("hi"), max_tokens=2, temperature=0)
     assert time.monotonic() - start < PROMPT_S
     stopped_tokens = settled_completion_tokens(engine) - tokens_before - short.usage.completion_tokens
-    assert 0 < stopped_tokens < HUGE // 2, f"the stopped generation decoded {stopped_tokens} tokens"
+    assert 0 < stopped_tokens < STOPPED_BELOW, f"the stopped generation decoded {stopped_tokens} tokens"
 
 
 def test_a_timed_out_request_is_a_504_and_its_generation_stops(impatient, tiny):
