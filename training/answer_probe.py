@@ -67,7 +67,7 @@ def answer_examples(episodes, tokenizer,
         ids = episode.tokens.prompt_ids + episode.tokens.completion_ids
         at = max(i for i in range(len(ids) - len(marker)) if ids[i:i + len(marker)] == marker) + len(marker)
         label = (firsts.index(ids[at]) if regimes is None
-                 else [a.value for a in Action].index(ACTION_OF_REGIME[regimes[episode.ticker, episode.date]]))
+                 else list(Action).index(Action(ACTION_OF_REGIME[regimes[episode.ticker, episode.date]])))
         examples.append((torch.tensor(ids[:at]), label))
     return examples
 
@@ -112,8 +112,9 @@ def main() -> None:
         if args.target == "regime":
             days = balanced_regimes(days, seed)
         episodes = demonstration_episodes(engine, protocol, data, days, count, seed, randomise=False, terse=True)
-        regimes = {(row.ticker, f"{row.date:%Y-%m-%d}"): row.regime for row in days.itertuples(index=False)}
-        sets[name] = answer_examples(episodes, tokenizer, regimes if args.target == "regime" else None)
+        regimes = ({(row.ticker, f"{row.date:%Y-%m-%d}"): row.regime for row in days.itertuples(index=False)}
+                   if args.target == "regime" else None)
+        sets[name] = answer_examples(episodes, tokenizer, regimes)
         shares = pd.Series([list(Action)[label].value for _, label in sets[name]]).value_counts(normalize=True)
         agreement = np.mean([episode.final_action is list(Action)[label]
                              for episode, (_, label) in zip(episodes, sets[name])])
