@@ -27,21 +27,20 @@ import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
+from core.config_keys import typed_config, unknown_key
+from core.errors import ConfigError, DataError, one_line
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
 from frameworks.suite_rows import expand_rows
-from market.config_keys import typed_config, unknown_key
-from market.errors import ConfigError, DataError, one_line
-from market.execution import ExecutionConfig
-from market.journal import Journal
-from market.outputs import write_episodes
-from market.runner import EpisodeRunner, RunSpec, warn_on_stderr
+from harness.execution import ExecutionConfig
+from harness.journal import Journal
+from harness.run_directory import load_run, write_episodes
+from harness.runner import EpisodeRunner, RunSpec, warn_on_stderr
 from market.splits import Splits
-from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.agent_rows import agent_section, agent_warnings
-from metrics.role_rows import role_section
+from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.paper_report import write_paper_report
 from metrics.report import write_report
-from metrics.rundir import load_run
+from metrics.role_rows import role_section
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"

@@ -28,18 +28,18 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
+from core.config_keys import typed_config
+from core.errors import ConfigError, DataError, one_line
 from frameworks.registry import instantiate_or_explain
-from market.config_keys import typed_config
-from market.errors import ConfigError, DataError, one_line
+from harness.execution import ExecutionConfig
 from market.data import MarketData
-from market.execution import ExecutionConfig
 from market.splits import Splits
 from single_agent.protocol import load_protocol
 from single_agent.rewards import RewardConfig, load_reward_config
+from training.async_trainer import async_grpo_trainer
 from training.checkpoints import checkpoint_step, last_checkpoint
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes, supervised_dataset
-from training.async_trainer import async_grpo_trainer
 from training.grpo import grpo_trainer
 from training.policy_model import initial_policy_folder, load_policy, rollout_engine
 from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset

@@ -23,9 +23,9 @@ from frameworks.baselines.macd import MACDCross
 from frameworks.baselines.random_policy import RandomPolicy
 from frameworks.baselines.sma_cross import SMACross
 from frameworks.baselines.zmr import ZScoreMeanReversion
+from harness.journal import Journal
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
-from market.journal import Journal
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.synthetic import generate_market
 
 TICKERS = ["ALFA", "BRVO", "CHRL", "DLTA", "ECHO"]

@@ -3,7 +3,7 @@
 Null processes (every pair equal in distribution, so H0 is true): iid, AR(1) phi = 0.5 and
 GARCH(1,1)-t5 returns (``metrics.calibration``), and pairs of independent ``random`` baseline
 policies trading the same window of real embedded prices under the paper's execution rules
-(``frameworks.baselines.random_policy`` + ``market.execution.simulate``; window and ticker
+(``frameworks.baselines.random_policy`` + ``harness.execution.simulate``; window and ticker
 drawn at random per repetition). Window lengths T = 62, 124, 250, 500 days.
 
 Candidates for the mean daily-return difference:
@@ -39,9 +39,9 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from frameworks.baselines.random_policy import RandomPolicy
+from harness.execution import simulate
 from market.data import MarketData
 from market.decision import DecisionContext
-from market.execution import simulate
 from market.sources.embedded import load_embedded
 from market.view import MarketView
 from metrics import calibration, paired

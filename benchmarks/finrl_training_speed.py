@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from frameworks.rl.finrl import FinRLAgent
-from market.journal import Journal
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
+from harness.journal import Journal
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.synthetic import generate_market
 
 TICKERS = ["ALFA", "BRVO", "CHRL", "DLTA", "ECHO"]

@@ -34,7 +34,7 @@ class TradingFramework(ABC):
         its engine's weights, tokenizer and chat template, its prompt files and its grammar.
 
         The journal key covers it next to the config hash and a fingerprint of the market data
-        (`market.decision_inputs`), so a checkpoint retrained at the same path or an edited
+        (`harness.decision_inputs`), so a checkpoint retrained at the same path or an edited
         prompt file recomputes decisions instead of reusing old ones. It is called once per run
         and must be the same in every process for the same inputs (hash file contents, never
         paths, times or object ids). Default: "" (the config says everything).

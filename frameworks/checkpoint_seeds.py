@@ -18,10 +18,10 @@ import hashlib
 import json
 from typing import Any
 
+from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from frameworks.single_agent import SingleAgent
 from market.decision import Decision, DecisionContext
-from market.errors import ConfigError
 from single_agent.training_facts import training_facts
 
 

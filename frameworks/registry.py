@@ -26,10 +26,10 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from core.config_keys import check_target_keys
+from core.errors import ConfigError, DataError, one_line
 from frameworks.base import TradingFramework
-from market.config_keys import check_target_keys
-from market.errors import ConfigError, DataError, one_line
-from market.runner import FrameworkEntry
+from harness.runner import FrameworkEntry
 
 ENTRY_POINT_GROUP = "tradeduel.frameworks"
 
@@ -102,7 +102,7 @@ def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: Dic
     A framework's config hash covers its run name and the configs its decisions may depend on:
     its own config and the `shared` inputs (the data config, the tool set), plus — for
     stateful frameworks, which see their own fills — the execution config. The journal key adds
-    the framework's `fingerprint()` and the data itself (`market.decision_inputs`); changing
+    the framework's `fingerprint()` and the data itself (`harness.decision_inputs`); changing
     any of these starts fresh decisions instead of reusing journaled ones.
     """
     if not configs:

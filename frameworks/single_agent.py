@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.errors import ConfigError
 from frameworks.protocol_agent import ProtocolAgent
 from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
-from market.errors import ConfigError
 from single_agent.checkpoints import checkpoint_engine
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 
 BACKBONE_DIR = Path(__file__).resolve().parents[1] / "configs" / "backbone"
 NOT_RUN = "not run"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 
 BAR_COLUMNS = ("open", "high", "low", "close", "volume")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from market.errors import ConfigError, DataError
+from core.errors import ConfigError, DataError
 from market.sources.yfinance_source import fetch_yfinance
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 
 
 class Window(BaseModel):

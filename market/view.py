@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from core.errors import ConfigError
 from market.data import MarketData
-from market.errors import ConfigError
 
 
 class MarketView:

@@ -9,7 +9,7 @@ Per framework (rule baselines leave the LLM columns blank):
 * parse failures by kind (`single_agent.failures`), most frequent first;
 * tokens and tool calls per decision (all LLM calls and tool calls of the trace);
 * regime accuracy % over all decisions and over model-made decisions only (fallbacks and
-  errors left out), against the label of `metrics.regime` (H = 7, eta = 0.8, theta = 1.5 %);
+  errors left out), against the label of `market.regime` (H = 7, eta = 0.8, theta = 1.5 %);
   BUY / SELL / HOLD shares over model-made decisions;
 * for traces that carry the single agent's reward (`reward_config`, `reward`: R_format and
   R_tool, label-free, written at decision time), the means of R_result, R_format, R_tool and
@@ -33,10 +33,11 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from market.errors import DataError
-from market.journal import Journal, JournalEntry
+from core.errors import DataError
+from harness.journal import Journal, JournalEntry
+from harness.run_directory import Run
+from market.regime import ACTIONS, regime_labels
 from metrics import regime
-from metrics.rundir import Run
 from metrics.tables import MISSING, format_columns, to_markdown, write_table
 from single_agent.failures import failure_kind
 from single_agent.rewards import RewardConfig, load_reward_config, result_reward, total_reward
@@ -63,7 +64,7 @@ def _labels(run: Run, horizon: int = 7, eta: float = 0.8, theta: float = 0.015) 
     """(ticker, date) -> regime label from prices.parquet's closes; unlabelled days left out."""
     labels = {}
     for ticker, bars in run.prices.groupby("ticker"):
-        series = regime.regime_labels(bars.set_index("date")["close"], horizon, eta, theta).dropna()
+        series = regime_labels(bars.set_index("date")["close"], horizon, eta, theta).dropna()
         labels.update({(ticker, date): label for date, label in series.items()})
     return labels
 
@@ -142,7 +143,7 @@ def agent_numbers(run: Run) -> pd.DataFrame:
             "fallback": 1 - mine["model_made"].mean() if llm else np.nan,
             "tokens": mine["tokens"].mean(), "tool_calls": mine["tool_calls"].mean(),
             "accuracy": _accuracy(mine), "accuracy_model": _accuracy(made) if llm else np.nan,
-            **{share: (made["action"] == share).mean() if llm and len(made) else np.nan for share in regime.ACTIONS},
+            **{share: (made["action"] == share).mean() if llm and len(made) else np.nan for share in ACTIONS},
             "failures": _kinds(mine["failure_kinds"]),
             "constrained": described.get(framework, {}).get("constrained_decoding"),
         }

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from market.errors import DataError
-from market.runner import EPISODE_KEYS
+from core.errors import DataError
+from harness.run_directory import Run, load_run
+from harness.schema import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS
-from metrics.rundir import Run, load_run
 
 HOW_OBTAINED = ("wall_s", "decisions_made", "decisions_reused")
 """``run.json`` facts about how the results were obtained, not what they are."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from market.runner import EPISODE_KEYS
+from harness.schema import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS, average_row, metrics_row
 
 AVERAGE_TICKER = "AVG"

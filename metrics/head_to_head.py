@@ -28,8 +28,9 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
-from metrics.regime import ACTION_OF_REGIME
-from metrics.rundir import Run, portfolio_returns
+from harness.run_directory import Run
+from market.regime import ACTION_OF_REGIME
+from metrics.returns import portfolio_returns
 from metrics.run_tables import labelled_decisions
 from metrics.significance import paired_row, with_holm
 from metrics.significance_tables import comparison_columns

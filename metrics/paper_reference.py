@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 from metrics.episodes import AVERAGE_TICKER
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"

@@ -39,22 +39,32 @@ import pandas as pd
 from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict
 
-from market.config_keys import typed_config
-from market.errors import ConfigError, DataError, one_line
-from market.execution import ExecutionConfig
+from core.config_keys import typed_config
+from core.errors import ConfigError, DataError, one_line
+from harness.execution import ExecutionConfig
+from harness.run_directory import Run, load_run
 from metrics import plots
 from metrics.bootstrap import average_metric_cis
 from metrics.episodes import AVERAGE_TICKER
 from metrics.head_to_head import head_to_head, head_to_head_table
 from metrics.model_selection import model_confidence_set
 from metrics.paper_reference import (
-    ABLATION, EFFICIENCY, MAIN, NOT_IN_PAPER, OURS, ROLLING, PaperRow, beside_paper, paper_layout, paper_reference,
+    ABLATION,
+    EFFICIENCY,
+    MAIN,
+    NOT_IN_PAPER,
+    OURS,
+    ROLLING,
+    PaperRow,
+    beside_paper,
+    paper_layout,
+    paper_reference,
     paper_rows,
 )
 from metrics.provenance import provenance_numbers
+from metrics.returns import daily_returns, portfolio_returns
 from metrics.rolling import bars_by_ticker, rolling_table, rolling_windows, window_metrics
 from metrics.run_tables import efficiency_numbers, return_markers
-from metrics.rundir import Run, daily_returns, load_run, portfolio_returns
 from metrics.significance import MIN_BOOTSTRAP_DAYS
 from metrics.tables import MISSING, format_ci, format_value, to_markdown, write_table
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from harness.run_directory import Run
 from metrics.episodes import AVERAGE_TICKER
-from metrics.rundir import Run
 from metrics.run_tables import seed_means
 from metrics.tables import format_value
 

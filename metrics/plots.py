@@ -19,9 +19,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from market.runner import EPISODE_KEYS
+from harness.run_directory import Run
+from harness.schema import EPISODE_KEYS
 from metrics.run_tables import efficiency_numbers
-from metrics.rundir import Run
 
 DPI = 130
 

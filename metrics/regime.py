@@ -1,16 +1,8 @@
-"""The AlphaQuanter regime label and the accuracy of BUY/SELL/HOLD decisions against it.
+"""The accuracy of BUY/SELL/HOLD decisions against the AlphaQuanter regime label (`market.regime`).
 
-For a decision on day t (decided at the close of t, filled at the open of t+1) the label
-looks at the close prices p of the following bars:
-
-    r_t = sum_{h=1..H} w_h (p_{t+h+1} / p_{t+1} - 1),   w_h = eta^h / sum_{i=1..H} eta^i
-
-with H = 7, eta = 0.8; the regime is *bullish* if r_t > theta, *bearish* if r_t < -theta,
-else *sideways*, theta = 1.5 %. p is the close price. A day without the full horizon (fewer
-than H + 1 bars after it) gets no label (NaN) and is left out of the scores.
-
-Decisions map to regimes as BUY <-> bullish, SELL <-> bearish, HOLD <-> sideways; the
-confusion matrix has regimes as rows and decisions as columns. Accuracy = share of labelled
+Decisions map to regimes as BUY <-> bullish, SELL <-> bearish, HOLD <-> sideways; days
+without a label are left out of the scores. The confusion matrix has regimes as rows and
+decisions as columns. Accuracy = share of labelled
 decisions on the diagonal; macro-F1 = the mean over the classes that occur (in the labels or
 the decisions) of F1 = 2 * precision * recall / (precision + recall), 0 when both are 0.
 """
@@ -22,32 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-REGIMES: tuple[str, ...] = ("bullish", "bearish", "sideways")
-ACTION_OF_REGIME: dict[str, str] = {"bullish": "BUY", "bearish": "SELL", "sideways": "HOLD"}
-ACTIONS: tuple[str, ...] = tuple(ACTION_OF_REGIME.values())
-
-
-def horizon_weights(horizon: int = 7, eta: float = 0.8) -> np.ndarray:
-    """w_h = eta^h / sum_{i=1..H} eta^i for h = 1..H (they sum to 1)."""
-    powers = eta ** np.arange(1, horizon + 1, dtype=float)
-    return powers / powers.sum()
-
-
-def regime_scores(close: pd.Series, horizon: int = 7, eta: float = 0.8) -> pd.Series:
-    """r_t = sum_h w_h (p_{t+h+1} / p_{t+1} - 1) for each bar of ``close`` (date order); NaN without a full horizon."""
-    entry = close.shift(-1)
-    weights = horizon_weights(horizon, eta)
-    score = sum(w * (close.shift(-(h + 1)) / entry - 1.0) for h, w in enumerate(weights, start=1))
-    return score.rename("regime_score")
-
-
-def regime_labels(
-    close: pd.Series, horizon: int = 7, eta: float = 0.8, theta: float = 0.015
-) -> pd.Series:
-    """bullish if r_t > theta, bearish if r_t < -theta, sideways otherwise; NaN (no label) without a full horizon."""
-    score = regime_scores(close, horizon, eta)
-    labels = np.where(score > theta, "bullish", np.where(score < -theta, "bearish", "sideways"))
-    return pd.Series(labels, index=close.index, dtype=object).where(score.notna()).rename("regime")
+from market.regime import ACTION_OF_REGIME, ACTIONS, REGIMES
 
 
 def confusion_matrix(actions: pd.Series, regimes: pd.Series) -> pd.DataFrame:

@@ -38,13 +38,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from market.errors import DataError
+from core.errors import DataError
+from harness.run_directory import Run, load_run
 from metrics import plots
 from metrics.agent_rows import agent_section
-from metrics.role_rows import role_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
 from metrics.paper_table import paper_table
-from metrics.rundir import Run, daily_returns, load_run
+from metrics.returns import daily_returns
+from metrics.role_rows import role_section
 from metrics.run_tables import (
     MIN_COUNT,
     activity_table,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.run_directory import Run
 from metrics.agent_rows import JOURNAL, journal_entries
-from metrics.rundir import Run
 from metrics.tables import format_columns, to_markdown, write_table
 
 ROLE_FORMATS: dict[str, tuple[str, float, int]] = {

@@ -3,7 +3,7 @@
 Windows are [s_k, s_k + `months` − 1 day] with s_k = start + k · `step_days` days, k = 0, 1, ...,
 as long as the window ends on or before `end`: 3-month windows stepped 7 days through the test
 period by default. In each window every episode (framework, ticker, seed) is re-simulated by
-`market.execution.simulate` from the initial cash, with the decisions journaled for the
+`harness.execution.simulate` from the initial cash, with the decisions journaled for the
 window's bars — no model is run again — and scored by `metrics_row` (ARR annualised over the
 window's bars, SR per bar and annualised, MDD within the window, ...). `rolling_table`
 averages each metric over windows (the paper's "averages over windows"), and adds a
@@ -15,7 +15,7 @@ A stateful framework (one shown its portfolio, such as the FinRL agents) decided
 portfolio of the full run; its windows replay the same decisions from a fresh portfolio.
 
 Inputs are the run directory's tables: decisions in the `decisions.parquet` layout
-(`market.outputs.decision_row` of each `JournalEntry`: date, framework, ticker, seed, action,
+(`harness.run_directory.decision_row` of each `JournalEntry`: date, framework, ticker, seed, action,
 target) and bars in the `prices.parquet` layout (date, ticker, open, close, ...).
 """
 
@@ -26,10 +26,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from core.errors import DataError
+from harness.execution import EpisodeResult, ExecutionConfig, simulate
+from harness.schema import EPISODE_KEYS
 from market.decision import Action, Decision
-from market.errors import DataError
-from market.execution import EpisodeResult, ExecutionConfig, simulate
-from market.runner import EPISODE_KEYS
 from market.splits import Window
 from metrics.episodes import AVERAGE_TICKER
 from metrics.performance import METRIC_KEYS, average_row, metrics_row

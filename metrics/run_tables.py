@@ -13,12 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from market.runner import EPISODE_KEYS
+from harness.run_directory import Run
+from harness.schema import EPISODE_KEYS
+from market.regime import regime_labels
 from metrics import regime, trading
 from metrics.bootstrap import average_metric_cis
 from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm, mean_difference_test
-from metrics.rundir import Run, portfolio_returns
+from metrics.returns import portfolio_returns
 from metrics.seeds import aggregate_seeds
 from metrics.tables import format_ci, format_columns, format_rate, format_value
 
@@ -188,7 +190,7 @@ def efficiency_table(run: Run) -> pd.DataFrame:
 def labelled_decisions(run: Run) -> pd.DataFrame:
     """Decisions with an action, each with the regime label of its (ticker, date) (NaN without a full horizon)."""
     labels = pd.concat(
-        {ticker: regime.regime_labels(bars.set_index("date")["close"])
+        {ticker: regime_labels(bars.set_index("date")["close"])
          for ticker, bars in run.prices.groupby("ticker")},
         names=["ticker", "date"],
     )

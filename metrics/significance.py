@@ -1,7 +1,7 @@
 """The statistics of a run on each framework's equal-weight portfolio of its episodes.
 
 Per framework, its daily portfolio return is the mean over its tickers and seeds
-(:func:`metrics.rundir.portfolio_returns`); every test here is on that series, not on the
+(:func:`metrics.returns.portfolio_returns`); every test here is on that series, not on the
 per-ticker values the paper's tables average.
 
 * portfolio: days, mean daily return, total return TR, SR_day and SR_ann of the portfolio;
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from harness.run_directory import Run
 from metrics.model_selection import model_confidence_set, spa_pvalues
 from metrics.paired import holm, mean_difference_test, sharpe_difference_test
 from metrics.performance import sharpe_ratio, total_return
-from metrics.rundir import Run, portfolio_returns, seed_portfolio_returns
+from metrics.returns import portfolio_returns, seed_portfolio_returns
 from metrics.sharpe_inference import deflated_sharpe_ratio, probabilistic_sharpe_ratio
 
 MIN_BOOTSTRAP_DAYS = 10

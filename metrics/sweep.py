@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.run_directory import Run
 from metrics.performance import sharpe_ratio
-from metrics.rundir import Run, daily_returns, portfolio_returns
+from metrics.returns import daily_returns, portfolio_returns
 
 
 def _configuration(run: Run, framework: str) -> str:

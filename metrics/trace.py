@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
+from core.errors import DataError
+from harness.journal import Journal, JournalEntry
 from market.decision import Trace
-from market.errors import DataError
-from market.journal import Journal, JournalEntry
 
 JOURNAL = "journal.sqlite"
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from metrics.rundir import Run
+from harness.run_directory import Run
 from metrics.significance import Significance
 
 LEVEL = 0.05

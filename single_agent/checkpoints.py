@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.errors import ConfigError
 from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
 from llm_backends.transformers_engine import TransformersEngine
-from market.errors import ConfigError
 
 ADAPTER_CONFIG = "adapter_config.json"
 

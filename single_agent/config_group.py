@@ -13,7 +13,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "single_agent"
 

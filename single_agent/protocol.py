@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from core.errors import ConfigError, one_line
 from market.decision import Action
-from market.errors import ConfigError, one_line
 from single_agent.config_group import group_config
 from tools import REQUIRED_TOOLS, TOOLS
 

@@ -3,7 +3,7 @@
 This is the reading in docs/single_agent.md ("Reward"), taken from the paper's Algorithms 1–2
 and Table 9; every constant is a field of `RewardConfig`, loaded from
 `configs/single_agent/reward/<name>.yaml` (`paper`, `compact`). The label is the regime of
-`metrics.regime`; a day without the full horizon has none, and then neither R_result nor the
+`market.regime`; a day without the full horizon has none, and then neither R_result nor the
 total exists (leave such days out of training and out of reward means). The executed fallback
 action never reaches R_result: an episode without a valid answer scores `invalid_result`.
 Token counts come from the policy's tokenizer through a `count_tokens(text) -> int` function.
@@ -19,9 +19,9 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from core.errors import ConfigError, one_line
 from market.decision import Action
-from market.errors import ConfigError, one_line
-from metrics.regime import REGIMES, regime_labels
+from market.regime import REGIMES, regime_labels
 from single_agent.config_group import group_config
 from single_agent.episode import Episode
 from single_agent.tags import CALL_OPEN, THINK_CLOSE, THINK_OPEN
@@ -84,7 +84,7 @@ class RewardComponents(BaseModel):
 
 def regime_label(close: pd.Series, date: pd.Timestamp | str, config: RewardConfig) -> str | None:
     """The regime of the decision on `date` from the close prices `close` (date-indexed, in order):
-    `metrics.regime.regime_labels` with the config's H, η and θ; None without the full horizon."""
+    `market.regime.regime_labels` with the config's H, η and θ; None without the full horizon."""
     label = regime_labels(close, config.horizon, config.eta, config.theta).get(pd.Timestamp(date))
     return label if isinstance(label, str) else None
 

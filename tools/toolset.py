@@ -16,11 +16,17 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 from pydantic import ValidationError
 
+from core.errors import ConfigError, DataError
 from market.decision import ToolCallRecord
-from market.errors import ConfigError, DataError
 from market.view import MarketView
-from tools.company import (get_balance_sheet, get_cashflow, get_dividends, get_earnings_estimate,
-                           get_income_statements, get_insider_transactions)
+from tools.company import (
+    get_balance_sheet,
+    get_cashflow,
+    get_dividends,
+    get_earnings_estimate,
+    get_income_statements,
+    get_insider_transactions,
+)
 from tools.guard import ToolInputError, asks_future
 from tools.macro import get_macro_indicators
 from tools.prices import get_market_data, get_stock_indicators

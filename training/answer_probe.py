@@ -35,14 +35,14 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from core.config_keys import typed_config
 from frameworks.registry import instantiate_or_explain
 from market.decision import Action
-from metrics.regime import ACTION_OF_REGIME
+from market.regime import ACTION_OF_REGIME
 from market.splits import Splits
 from single_agent.protocol import load_protocol
 from single_agent.rewards import load_reward_config
 from single_agent.tags import ANSWER_OPEN
-from market.config_keys import typed_config
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine

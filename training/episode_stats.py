@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from market.decision import Action
-from metrics.regime import ACTION_OF_REGIME
+from market.regime import ACTION_OF_REGIME
 from single_agent.episode import Episode
 
 

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from harness.run_directory import Run, load_run
 from metrics import regime
 from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import mean_difference_test
-from metrics.rundir import Run, daily_returns, load_run, portfolio_returns
+from metrics.returns import daily_returns, portfolio_returns
 from metrics.run_tables import regime_confusions
 
 BASIS_POINTS = 1e4

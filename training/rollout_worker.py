@@ -30,9 +30,9 @@ from typing import Any
 
 import torch
 
+from core.errors import one_line
 from llm_backends.types import Conversation, SamplingParams, TokenRequest, TokenResult
 from market.data import MarketData
-from market.errors import one_line
 from single_agent.protocol import load_protocol
 from single_agent.rollout import TurnRequest, roll_out
 from training.config import AsyncSettings, ModelConfig, ToolCurriculum

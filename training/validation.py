@@ -3,7 +3,7 @@
 At the start of training and every `validate_every` optimizer steps (at a checkpoint, and at
 the last one), the checkpoint's `policy/` folder is loaded as the benchmark's `alphaquanter`
 framework (`frameworks.single_agent.SingleAgent(checkpoint=...)`, greedy, the training protocol,
-grammar and reward) and traded by `market.runner.EpisodeRunner` under the run's execution rules
+grammar and reward) and traded by `harness.runner.EpisodeRunner` under the run's execution rules
 over the last `validation_days` of the valid window, for the validation tickers. Each
 validation writes a small run directory `validation/step-<N>/` (journal, equity, trades,
 decisions) and one row of `validation.csv`:
@@ -27,13 +27,13 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from frameworks.single_agent import SingleAgent
+from harness.execution import ExecutionConfig
+from harness.journal import Journal
+from harness.run_directory import write_episodes
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
-from market.execution import ExecutionConfig
-from market.journal import Journal
-from market.outputs import write_episodes
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
+from market.regime import ACTION_OF_REGIME
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
-from metrics.regime import ACTION_OF_REGIME
 from single_agent.rewards import RewardConfig, regime_label, result_reward
 from training.checkpoints import POLICY_DIR, checkpoint_dir
 

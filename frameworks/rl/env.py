@@ -2,7 +2,7 @@
 
 One episode trades one ticker over its whole window (FinRL trains on the full training
 period): `reset` draws the ticker from the environment's seeded generator (or takes
-`options={"episode": i}`), and builds a fresh `market.execution.Simulator` on its bars.
+`options={"episode": i}`), and builds a fresh `harness.execution.Simulator` on its bars.
 
 - Action: `Discrete(3)`, index into `ACTIONS` = (SELL, HOLD, BUY) — the paper's discrete rules
   as the simulator executes them (BUY spends κ of the cash, SELL closes the position).
@@ -14,7 +14,7 @@ period): `reset` draws the ticker from the environment's seeded generator (or ta
   would never be filled.
 
 Fills, fees and equity are the simulator's, so an episode's `result()` is exactly what
-`market.execution.simulate` gives for the same actions (a test checks it).
+`harness.execution.simulate` gives for the same actions (a test checks it).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 
+from core.errors import ConfigError
 from frameworks.rl.features import observation
+from harness.execution import EpisodeResult, ExecutionConfig, Simulator
 from market.decision import Action, Decision
-from market.errors import ConfigError
-from market.execution import EpisodeResult, ExecutionConfig, Simulator
 
 ACTIONS: tuple[Action, ...] = (Action.SELL, Action.HOLD, Action.BUY)
 """Policy output index -> action."""

@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 from stable_baselines3.common.base_class import BaseAlgorithm
 
+from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from frameworks.rl.env import ACTIONS, TrainingEpisode
 from frameworks.rl.features import feature_anchor, market_features, observation
 from frameworks.rl.policy_store import cached_policy, policy_inputs
 from frameworks.rl.training import Algorithm, TrainingSettings, library_versions, single_threaded_torch, train_policy
+from harness.execution import ExecutionConfig
 from market.decision import Decision, DecisionContext, Trace
-from market.errors import ConfigError
-from market.execution import ExecutionConfig
 from market.splits import Window
 from market.view import MarketView
 

@@ -20,7 +20,7 @@ from stable_baselines3 import A2C, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from frameworks.rl.env import TradingEnv, TrainingEpisode
-from market.execution import ExecutionConfig
+from harness.execution import ExecutionConfig
 
 Algorithm = Literal["a2c", "ppo"]
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"a2c": A2C, "ppo": PPO}

@@ -33,8 +33,8 @@ from typing import Any
 
 import pandas as pd
 
+from core.errors import DataError
 from market.data import MarketData
-from market.errors import DataError
 from market.sources.cache import cache_folder
 from market.sources.records import validate_records
 

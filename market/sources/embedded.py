@@ -22,8 +22,8 @@ from importlib import resources
 
 import pandas as pd
 
+from core.errors import ConfigError
 from market.data import MarketData
-from market.errors import ConfigError
 from market.sources.embedded_macro import embedded_macro
 from market.sources.normalise import normalise_bars
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.errors import DataError
 from market.data import MarketData
-from market.errors import DataError
 from market.sources.normalise import normalise_bars
 
 SUFFIXES = (".csv", ".parquet")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from core.errors import DataError
 from market.data import BAR_COLUMNS
-from market.errors import DataError
 from market.validation import require_columns, validate_bars
 
 

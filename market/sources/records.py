@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.errors import DataError
 from market.data import MarketData
-from market.errors import DataError
 from market.sources.files import read_table
 
 EXCHANGE_TZ = "America/New_York"

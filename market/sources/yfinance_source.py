@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.errors import ConfigError, DataError
 from market.data import MarketData
-from market.errors import ConfigError, DataError
 from market.sources.cache import cache_folder
 from market.sources.files import load_folder
 

@@ -55,5 +55,5 @@ def generate_market(**knobs: Any) -> MarketData:
                       origin={t: origin for t in spec.tickers})
 
 
-# The knobs are `SyntheticKnobs`' fields; config key checks (market.config_keys) and help() read this.
+# The knobs are `SyntheticKnobs`' fields; config key checks (core.config_keys) and help() read this.
 generate_market.__signature__ = inspect.signature(SyntheticKnobs).replace(return_annotation=MarketData)

@@ -9,11 +9,11 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
+from core.errors import ConfigError
 from frameworks.single_agent import SingleAgent
 from llm_backends.paths import CACHE_ENV
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import DecisionContext
-from market.errors import ConfigError
 from market.sources.embedded import load_embedded
 from market.view import MarketView
 from tools import ToolSet

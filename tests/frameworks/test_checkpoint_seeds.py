@@ -12,12 +12,12 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from core.errors import ConfigError
 from frameworks.checkpoint_seeds import CheckpointPerSeed
 from frameworks.single_agent import SingleAgent
 from llm_backends.paths import CACHE_ENV
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import DecisionContext
-from market.errors import ConfigError
 from market.sources.embedded import load_embedded
 from market.view import MarketView
 from single_agent.training_facts import training_facts

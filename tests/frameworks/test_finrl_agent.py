@@ -10,15 +10,15 @@ from cli_helpers import ROOT
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
+from core.errors import ConfigError
 from frameworks.rl import finrl
 from frameworks.rl.finrl import FinRLAgent
+from harness.execution import ExecutionConfig
+from harness.journal import Journal
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
 from market.decision import DecisionContext
-from market.errors import ConfigError
-from market.execution import ExecutionConfig
-from market.journal import Journal
 from market.portfolio import PortfolioState
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.view import MarketView
 
 TICKERS = ["AAA", "BBB"]

@@ -10,8 +10,8 @@ from stable_baselines3.common.env_checker import check_env
 
 from frameworks.rl.env import ACTIONS, TradingEnv, TrainingEpisode
 from frameworks.rl.features import feature_anchor, market_features
+from harness.execution import ExecutionConfig, simulate
 from market.decision import Decision
-from market.execution import ExecutionConfig, simulate
 
 WINDOW = 5
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from support_frameworks import ExposureTargeter
 
-from market.journal import Journal
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
+from harness.journal import Journal
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.sources.embedded import load_embedded
 
 

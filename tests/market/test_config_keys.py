@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
+from core.config_keys import check_target_keys, typed_config
+from core.errors import ConfigError
+from harness.execution import ExecutionConfig
 from llm_backends.configs import CONFIG_DIR
-from market.config_keys import check_target_keys, typed_config
-from market.errors import ConfigError
-from market.execution import ExecutionConfig
 from market.splits import Splits
 
 SPLIT = {"train": {"start": "2020-01-01", "end": "2020-03-31"}, "valid": {"start": "2020-05-01", "end": "2020-06-30"},

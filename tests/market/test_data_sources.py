@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from bars import random_bars, write_csv
 
-from market.errors import ConfigError, DataError
+from core.errors import ConfigError, DataError
 from market.sources.embedded import EMBEDDED_TICKERS, load_embedded
 from market.sources.files import load_folder
 from market.sources.records import load_records

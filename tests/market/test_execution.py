@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from bars import random_bars
 
+from harness.execution import ExecutionConfig, Simulator, simulate
 from market.decision import Action, Decision
-from market.execution import ExecutionConfig, Simulator, simulate
 
 
 def actions(*codes: str) -> list[Decision]:

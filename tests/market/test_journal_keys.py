@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from bars import random_bars
 
+from core.errors import ConfigError
 from frameworks.baselines.sma_cross import SMACross
+from harness.decision_inputs import DecisionInputs, data_fingerprint
+from harness.journal import Journal
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
 from market.decision import Action, Decision
-from market.decision_inputs import DecisionInputs, data_fingerprint
-from market.errors import ConfigError
-from market.journal import Journal
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
 
 BARS = random_bars(80, start="2021-01-04")
 START, END = BARS.index[40], BARS.index[59]

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.execution import simulate
 from market.decision import Action, Decision
-from market.execution import simulate
 from metrics.episodes import episode_metrics
 
 TICKERS = ("AAA", "BBB", "CCC")

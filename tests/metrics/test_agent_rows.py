@@ -11,14 +11,13 @@ import pandas as pd
 import pytest
 
 from frameworks.base import TradingFramework
+from harness.journal import Journal
+from harness.run_directory import load_run, write_episodes
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
 from market.decision import Action, Decision, LLMCallRecord, ToolCallRecord, Trace
-from market.journal import Journal
-from market.outputs import write_episodes
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from metrics.agent_rows import agent_numbers, agent_section, agent_warnings
 from metrics.episodes import episode_metrics
-from metrics.rundir import load_run
 
 DAYS = pd.bdate_range("2021-03-01", periods=16, name="date")
 START, END = DAYS[0], DAYS[3]

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.run_directory import load_run
 from metrics import report
 from metrics.episodes import episode_metrics
 from metrics.head_to_head import default_pairs, head_to_head, paired_decisions
 from metrics.paired import mean_difference_test
-from metrics.rundir import daily_returns, load_run, portfolio_returns
+from metrics.returns import daily_returns, portfolio_returns
 from metrics.run_tables import labelled_decisions
 from metrics.sharpe_inference import deflated_sharpe_ratio, probabilistic_sharpe_ratio
 from metrics.significance import significance

@@ -8,7 +8,7 @@ import pytest
 from cli_helpers import ROOT
 from omegaconf import OmegaConf
 
-from market.errors import ConfigError
+from core.errors import ConfigError
 from metrics.paper_reference import (
     ABLATION,
     EFFICIENCY,

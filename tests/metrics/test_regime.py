@@ -1,4 +1,4 @@
-"""The paper's regime label and the decision-vs-regime scores of metrics/regime.py."""
+"""The paper's regime label (market/regime.py) and the decision-vs-regime scores of metrics/regime.py."""
 
 import math
 
@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from market import regime as regime_label
 from metrics import regime
 
 
 def test_weights_are_normalised_powers_of_eta():
-    w = regime.horizon_weights(7, 0.8)
+    w = regime_label.horizon_weights(7, 0.8)
     assert w.sum() == pytest.approx(1.0)
     assert w[0] == pytest.approx(0.8 / sum(0.8**i for i in range(1, 8)))
     assert np.all(np.diff(w) < 0)
@@ -20,8 +21,8 @@ def test_score_matches_the_formula_and_needs_a_full_horizon():
     rng = np.random.default_rng(0)
     close = pd.Series(100 * np.cumprod(1 + rng.normal(0, 0.02, 30)),
                       index=pd.bdate_range("2025-01-01", periods=30))
-    score = regime.regime_scores(close)
-    w = regime.horizon_weights()
+    score = regime_label.regime_scores(close)
+    w = regime_label.horizon_weights()
     p = close.to_numpy()
     t = 5
     expected = sum(w[h - 1] * (p[t + h + 1] / p[t + 1] - 1) for h in range(1, 8))
@@ -32,7 +33,7 @@ def test_score_matches_the_formula_and_needs_a_full_horizon():
 @pytest.mark.parametrize("step, label", [(0.01, "bullish"), (-0.01, "bearish"), (0.001, "sideways")])
 def test_labels_follow_the_threshold(step, label):
     close = pd.Series(100 * (1 + step) ** np.arange(20))
-    labels = regime.regime_labels(close)
+    labels = regime_label.regime_labels(close)
     assert (labels.iloc[:12] == label).all()
     assert labels.iloc[12:].isna().all()
 

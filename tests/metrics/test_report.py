@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from market.errors import DataError
+from core.errors import DataError
+from harness.run_directory import load_run
 from metrics import compare, plots, report
 from metrics.performance import metrics_row
-from metrics.rundir import daily_returns, load_run, portfolio_returns
+from metrics.returns import daily_returns, portfolio_returns
 from metrics.run_tables import efficiency_numbers, main_table, regime_confusions, return_markers
 from metrics.significance import significance
 from metrics.significance_tables import comparisons_table

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.errors import DataError
 from frameworks.baselines.macd import MACDCross
 from frameworks.baselines.random_policy import RandomPolicy
-from market.errors import DataError
-from market.execution import ExecutionConfig
-from market.journal import Journal
-from market.outputs import decision_row, prices_frame
-from market.runner import EpisodeRunner, FrameworkEntry, RunSpec
+from harness.execution import ExecutionConfig
+from harness.journal import Journal
+from harness.run_directory import decision_row, prices_frame
+from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.sources.embedded import load_embedded
 from metrics.episodes import AVERAGE_TICKER
 from metrics.performance import METRIC_KEYS, metrics_row

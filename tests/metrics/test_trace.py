@@ -11,8 +11,8 @@ from cli_helpers import ROOT, support_env
 from expert_episodes import play
 
 from frameworks.baselines.macd import MACDCross
+from harness.journal import Journal, JournalEntry
 from market.decision import DecisionContext
-from market.journal import Journal, JournalEntry
 from market.synthetic import generate_market
 from market.view import MarketView
 from metrics.trace import main

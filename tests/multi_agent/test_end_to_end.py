@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from cli_helpers import ROOT, benchmark_command, support_env
 
+from harness.run_directory import load_run
 from market.decision import Decision
 from metrics.agent_rows import agent_numbers
 from metrics.role_rows import role_numbers
-from metrics.rundir import load_run
 
 NODES = {"market_analyst", "social_analyst", "news_analyst", "fundamentals_analyst", "bull_researcher",
          "bear_researcher", "research_manager", "trader", "aggressive_analyst", "conservative_analyst",

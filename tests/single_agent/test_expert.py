@@ -12,9 +12,9 @@ from expert_episodes import play, step_once
 
 from llm_backends.tool_calls import render_tool_call
 from market.decision import Action
+from market.regime import ACTION_OF_REGIME, regime_labels
 from market.synthetic import generate_market
 from market.view import MarketView
-from metrics.regime import ACTION_OF_REGIME, regime_labels
 from single_agent.episode import Episode
 from single_agent.expert import ExpertConfig, ScriptedExpert, summary_values
 from single_agent.grammar import protocol_grammar

@@ -7,14 +7,21 @@ import json
 import pytest
 import yaml
 
+from core.errors import ConfigError
 from llm_backends.tool_calls import ToolCall
 from market.decision import Action
-from market.errors import ConfigError
 from market.synthetic import generate_market
 from market.view import MarketView
 from single_agent.config_group import CONFIG_DIR
-from single_agent.offered_tools import (call_arguments, clip_result, offered_schema, offered_schemas,
-                                        protocol_toolset, run_call, short_parameters)
+from single_agent.offered_tools import (
+    call_arguments,
+    clip_result,
+    offered_schema,
+    offered_schemas,
+    protocol_toolset,
+    run_call,
+    short_parameters,
+)
 from single_agent.prompting import initial_conversation
 from single_agent.protocol import load_protocol
 from tools import REQUIRED_TOOLS, TOOLS

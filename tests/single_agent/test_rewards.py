@@ -9,12 +9,25 @@ import pandas as pd
 import pytest
 from episode_builders import DATE, call_text, count_words, episode, think
 
+from core.errors import ConfigError
 from market.decision import Action
-from market.errors import ConfigError
-from single_agent.rewards import (call_key, duplicate_penalty, episode_rewards, format_reward, format_segments,
-                                  length_score, load_reward_config, lookahead_penalty, multi_call_penalty,
-                                  regime_label, result_reward, segment_score, tool_count_penalty, tool_reward,
-                                  total_reward)
+from single_agent.rewards import (
+    call_key,
+    duplicate_penalty,
+    episode_rewards,
+    format_reward,
+    format_segments,
+    length_score,
+    load_reward_config,
+    lookahead_penalty,
+    multi_call_penalty,
+    regime_label,
+    result_reward,
+    segment_score,
+    tool_count_penalty,
+    tool_reward,
+    total_reward,
+)
 
 BUY, SELL, HOLD = Action.BUY, Action.SELL, Action.HOLD
 

@@ -10,9 +10,9 @@ from episode_builders import count_words
 from llm_backends.tool_calls import render_tool_call
 from llm_backends.types import SamplingParams, TokenRequest
 from market.decision import Action
+from market.regime import regime_labels
 from market.synthetic import generate_market
 from market.view import MarketView
-from metrics.regime import regime_labels
 from single_agent.expert import ScriptedExpert
 from single_agent.failures import failure_counts
 from single_agent.grammar import max_turn_tokens

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from harness.execution import simulate
 from market.decision import Action
-from market.execution import simulate
 from market.synthetic import generate_market
 from market.view import MarketView
 from tools.text_channels import get_news_data, get_reddit_data

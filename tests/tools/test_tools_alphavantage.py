@@ -8,9 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from market.errors import DataError
-from market.sources.alphavantage import (KEY_VARIABLE, MACRO_FUNCTIONS, TICKER_FUNCTIONS, alphavantage_records,
-                                         fetch_alphavantage, with_alphavantage)
+from core.errors import DataError
+from market.sources.alphavantage import (
+    KEY_VARIABLE,
+    MACRO_FUNCTIONS,
+    TICKER_FUNCTIONS,
+    alphavantage_records,
+    fetch_alphavantage,
+    with_alphavantage,
+)
 from market.sources.cache import CACHE_ENV, cache_folder
 from market.sources.embedded import load_embedded
 from market.view import MarketView

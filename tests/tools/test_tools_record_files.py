@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from market.errors import DataError
+from core.errors import DataError
 from market.sources.records import CHANNELS, load_records, validate_records
 
 FIXTURES = Path(__file__).parent / "fixtures"

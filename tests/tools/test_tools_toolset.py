@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
+from core.errors import ConfigError
 from market.decision import ToolCallRecord
-from market.errors import ConfigError
 from market.sources.embedded import load_embedded
 from market.sources.records import CHANNELS, with_records
 from market.synthetic import generate_market

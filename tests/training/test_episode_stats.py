@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from metrics.regime import ACTION_OF_REGIME
+from market.regime import ACTION_OF_REGIME
 from training.episode_stats import episode_stats
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from market.config_keys import typed_config
-from market.errors import ConfigError
+from core.config_keys import typed_config
+from core.errors import ConfigError
 from training.config import TrainConfig
 
 GROUP = Path(__file__).resolve().parents[2] / "configs" / "train"

@@ -1,14 +1,25 @@
-"""Write a run's episodes and decisions into its run directory (see docs/run_directory.md)."""
+"""The run directory (docs/run_directory.md): its one writer and its one reader.
+
+The runner's results go in through `write_episodes` (equity.parquet, trades.csv,
+decisions.parquet, prices.parquet); the report and every other reader take them out through
+`load_run`. Nothing is recomputed from decisions on the way out. A missing file or column raises
+one ``DataError`` line that names the file and what is missing. The columns are those of
+`harness.schema`.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from core.errors import DataError
+from harness.journal import JournalEntry
+from harness.runner import RunResult
+from harness.schema import EPISODE_KEYS, REQUIRED_COLUMNS, EpisodeKey
 from market.data import BAR_COLUMNS, MarketData
-from market.journal import JournalEntry
-from market.runner import EPISODE_KEYS, EpisodeKey, RunResult
 
 LABEL_HORIZON_BARS = 10
 """Bars after the test window kept in prices.parquet, for forward-looking decision labels."""
@@ -73,3 +84,65 @@ def write_episodes(run_dir: Path, result: RunResult, data: MarketData, tickers: 
     pd.DataFrame([decision_row(e) for e in result.decisions]).to_parquet(run_dir / "decisions.parquet", index=False)
     prices_frame(data, tickers, start, end).to_parquet(run_dir / "prices.parquet", index=False)
     return equity, trades
+
+
+@dataclass(frozen=True)
+class Run:
+    """The tables of one run directory, dates parsed; equity rows in date order, episodes in the runner's order."""
+
+    path: Path
+    info: dict
+    equity: pd.DataFrame
+    decisions: pd.DataFrame
+    prices: pd.DataFrame
+    trades: pd.DataFrame
+    metrics: pd.DataFrame
+
+    @property
+    def periods_per_year(self) -> float:
+        """``run.json`` ``periods_per_year``; 252 when the run does not say."""
+        return float(self.info.get("periods_per_year", 252.0))
+
+    @property
+    def frameworks(self) -> list[str]:
+        """Frameworks in the order they first appear in the equity table."""
+        return list(dict.fromkeys(self.equity["framework"]))
+
+    @property
+    def tickers(self) -> list[str]:
+        """Tickers in the order they first appear in the equity table."""
+        return list(dict.fromkeys(self.equity["ticker"]))
+
+
+def _read(run_dir: Path, name: str) -> pd.DataFrame:
+    path = run_dir / name
+    if not path.is_file():
+        raise DataError(f"{path}: missing (expected in a run directory, see docs/run_directory.md)")
+    frame = pd.read_parquet(path) if name.endswith(".parquet") else pd.read_csv(path)
+    missing = [column for column in REQUIRED_COLUMNS[name] if column not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+    if "date" in frame.columns:
+        frame["date"] = pd.to_datetime(frame["date"])
+    return frame
+
+
+def load_run(run_dir: Path | str) -> Run:
+    """Read run.json, equity.parquet, decisions.parquet, prices.parquet, trades.csv and metrics.csv."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise DataError(f"{run_dir}: not a run directory")
+    info_path = run_dir / "run.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    equity = _read(run_dir, "equity.parquet").sort_values("date", kind="stable")
+    if equity.empty:
+        raise DataError(f"{run_dir / 'equity.parquet'}: no rows")
+    return Run(
+        path=run_dir,
+        info=info,
+        equity=equity.reset_index(drop=True),
+        decisions=_read(run_dir, "decisions.parquet"),
+        prices=_read(run_dir, "prices.parquet").sort_values(["ticker", "date"]).reset_index(drop=True),
+        trades=_read(run_dir, "trades.csv"),
+        metrics=_read(run_dir, "metrics.csv"),
+    )

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from hydra.utils import get_object
 from pydantic import BaseModel, ValidationError
 
-from market.errors import ConfigError, one_line
+from core.errors import ConfigError, one_line
 
 HYDRA_KEYS = frozenset({"_target_", "_convert_", "_recursive_", "_partial_", "_args_"})
 """Keys Hydra's `instantiate` reads itself."""

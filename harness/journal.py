@@ -2,7 +2,7 @@
 
 Key: (journal key, ticker, date, seed). The journal key hashes everything a framework's
 decisions depend on — its config, its own fingerprint and the market data it can read
-(`market.decision_inputs`) — and the `inputs` table records those inputs per key, so a run
+(`harness.decision_inputs`) — and the `inputs` table records those inputs per key, so a run
 can say what changed when a key is new. Each batch of decisions commits in one transaction,
 so a run killed at any point loses at most the decisions in flight, and a rerun with the same
 command and the same inputs reads the journaled decisions back instead of recomputing them.
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.errors import ConfigError
+from harness.decision_inputs import DecisionInputs
 from market.decision import Decision
-from market.decision_inputs import DecisionInputs
-from market.errors import ConfigError
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS decisions (

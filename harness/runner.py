@@ -14,7 +14,7 @@ journal and then the execution simulator.
   kind gets a recorded failure and the fallback decision (HOLD, or flat in target mode) for
   the contexts concerned; the run goes on.
 - Journaled decisions are reused only under the same journal key: the same framework config,
-  framework fingerprint and data (`market.decision_inputs`). When a framework's inputs changed
+  framework fingerprint and data (`harness.decision_inputs`). When a framework's inputs changed
   since decisions it journaled, one warning line names what changed and its decisions are
   made afresh; the old ones stay in the journal (restoring the inputs reuses them again).
 - A ticker whose bars start after or end before the test window (by more than a few holidays)
@@ -28,18 +28,19 @@ import gc
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pandas as pd
 from tqdm.auto import tqdm
 
+from core.errors import ConfigError
+from harness.decision_inputs import DecisionInputs, data_fingerprint
+from harness.execution import EpisodeResult, ExecutionConfig, Simulator
+from harness.journal import Journal, JournalEntry
+from harness.schema import EpisodeKey
 from market.data import MarketData
 from market.decision import Action, Decision, DecisionContext, Trace
-from market.decision_inputs import DecisionInputs, data_fingerprint
-from market.errors import ConfigError
-from market.execution import EpisodeResult, ExecutionConfig, Simulator
-from market.journal import Journal, JournalEntry
 from market.view import MarketView
 
 MIN_WINDOW_BARS = 2
@@ -91,17 +92,6 @@ class RunSpec:
                 raise ConfigError(f"{name}: {', '.join(repeated)} named more than once")
         if self.batch_size < 1:
             raise ConfigError(f"batch_size: {self.batch_size}; it must be at least 1")
-
-
-@dataclass(frozen=True)
-class EpisodeKey:
-    framework: str
-    ticker: str
-    seed: int
-
-
-EPISODE_KEYS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeKey))
-"""The columns that identify an episode in every long-format output table."""
 
 
 @dataclass

@@ -26,8 +26,9 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.errors import ConfigError
+from harness.schema import EQUITY_COLUMNS, TRADE_COLUMNS
 from market.decision import Action, Decision
-from market.errors import ConfigError
 from market.portfolio import PortfolioState
 
 
@@ -45,10 +46,6 @@ class ExecutionConfig(BaseModel):
     slippage_bps: float = Field(0.0, ge=0)
     allow_short: bool = False
     max_leverage: float = Field(1.0, gt=0)
-
-
-EQUITY_COLUMNS = ["equity", "cash", "position"]
-TRADE_COLUMNS = ["date", "side", "shares", "price", "notional", "fee"]
 
 
 @dataclass
