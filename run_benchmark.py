@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -34,7 +35,8 @@ from frameworks.suite_rows import expand_rows
 from harness.execution import ExecutionConfig
 from harness.journal import Journal
 from harness.run_directory import load_run, write_episodes
-from harness.runner import EpisodeRunner, RunSpec, warn_on_stderr
+from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
+from market.data import MarketData
 from market.splits import Splits
 from metrics.agent_rows import agent_section, agent_warnings
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
@@ -110,6 +112,36 @@ def warn_about_agents(run_dir: Path) -> None:
         warn_on_stderr(line)
 
 
+def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry],
+                 toolset_factory: ToolsetFactory, progress: bool, suite: str, row_facts: dict,
+                 warn: Callable[[str], None] = warn_on_stderr) -> tuple[dict, pd.DataFrame, RunResult]:
+    """Every episode of `frameworks` into `run_dir` (journal.sqlite, the episode tables, metrics.csv);
+    returns the facts for run.json, the metrics table and the result."""
+    started = time.perf_counter()
+    with Journal(run_dir / "journal.sqlite") as journal:
+        runner = EpisodeRunner(data, spec, journal, toolset_factory=toolset_factory, progress=progress, warn=warn)
+        result = runner.run(frameworks)
+    equity, trades = write_episodes(run_dir, result, data, spec.tickers, spec.start, spec.end)
+    table = episode_metrics(equity, trades, data.periods_per_year)
+    table.to_csv(run_dir / "metrics.csv", index=False, float_format="%.10g")
+    facts = {
+        "suite": suite, "tickers": spec.tickers, "seeds": spec.seeds,
+        "frameworks": {f.name: f.config_hash for f in frameworks},
+        "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
+        "framework_fingerprints": {f.name: f.fingerprint for f in frameworks},
+        "rows": row_facts,
+        "journal_keys": result.journal_keys,
+        "configurations_tried": len(frameworks),
+        "test_window": [str(spec.start.date()), str(spec.end.date())],
+        "traded_windows": {t: [str(first.date()), str(last.date())] for t, (first, last) in runner.traded_windows.items()},
+        "data_fingerprint": runner.data_fingerprint,
+        "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
+        "decisions_made": result.made, "decisions_reused": result.reused,
+        "decisions_failed": result.failed, "wall_s": round(time.perf_counter() - started, 3),
+    }
+    return facts, table, result
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     check_top_level_keys(cfg)
@@ -127,30 +159,10 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         cfg.frameworks = rows
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    started = time.perf_counter()
-    with Journal(run_dir / "journal.sqlite") as journal:
-        tool_names = list(cfg.tools) if cfg.tools is not None else None
-        runner = EpisodeRunner(data, spec, journal, toolset_factory=partial(ToolSet, names=tool_names),
-                               progress=bool(cfg.progress))
-        result = runner.run(frameworks)
-    equity, trades = write_episodes(run_dir, result, data, tickers, spec.start, spec.end)
-    table = episode_metrics(equity, trades, data.periods_per_year)
-    table.to_csv(run_dir / "metrics.csv", index=False, float_format="%.10g")
-    facts = {
-        "suite": cfg.name, "tickers": tickers, "seeds": spec.seeds,
-        "frameworks": {f.name: f.config_hash for f in frameworks},
-        "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
-        "framework_fingerprints": {f.name: f.fingerprint for f in frameworks},
-        "rows": row_facts,
-        "journal_keys": result.journal_keys,
-        "configurations_tried": len(frameworks),
-        "test_window": [str(spec.start.date()), str(spec.end.date())],
-        "traded_windows": {t: [str(first.date()), str(last.date())] for t, (first, last) in runner.traded_windows.items()},
-        "data_fingerprint": runner.data_fingerprint,
-        "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
-        "decisions_made": result.made, "decisions_reused": result.reused,
-        "decisions_failed": result.failed, "wall_s": round(time.perf_counter() - started, 3),
-    }
+    tool_names = list(cfg.tools) if cfg.tools is not None else None
+    toolset_factory = partial(ToolSet, names=tool_names)
+    facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
+                                        cfg.name, row_facts)
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
