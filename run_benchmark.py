@@ -6,6 +6,7 @@
     python run_benchmark.py +suite=smoke hydra.run.dir=out/smoke
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
     python run_benchmark.py -m +suite=smoke execution.fee_bps=0,10   # a sweep
+    python run_benchmark.py +suite=smoke +probe=memorisation   # and the anonymised replay (docs/memorisation.md)
 
 Outputs go to the Hydra run directory, `outputs/<suite>/<date>_<time>/` by default
 (docs/run_directory.md). Running the same command into the same run directory again resumes
@@ -31,15 +32,19 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from core.config_keys import typed_config, unknown_key
 from core.errors import ConfigError, DataError, one_line
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
+from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
 from harness.execution import ExecutionConfig
 from harness.journal import Journal
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
+from harness.schema import REPLAY_DIRECTORY
+from market.anonymise import anonymise
 from market.data import MarketData
 from market.splits import Splits
 from metrics.agent_rows import agent_section, agent_warnings
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
+from metrics.memorisation import memorisation_report
 from metrics.paper_report import write_paper_report
 from metrics.report import write_report
 from metrics.role_rows import role_section
@@ -84,11 +89,13 @@ def plain(node: DictConfig) -> dict:
 
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
     """summary.md without the report: the metrics table, averages over tickers first, then the
-    agents' section (`metrics.agent_rows`) when LLM frameworks ran, and the roles' section
-    (`metrics.role_rows`) when one of them has several roles."""
+    agents' section (`metrics.agent_rows`) when LLM frameworks ran, the roles' section
+    (`metrics.role_rows`) when one of them has several roles, and the memorisation section
+    (`metrics.memorisation`) when the probe ran."""
     averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
     run = load_run(path.parent)
-    agents = agent_section(run, path.parent / "tables") + role_section(run, path.parent / "tables")
+    tables = path.parent / "tables"
+    agents = agent_section(run, tables) + role_section(run, tables) + memorisation_report(run, tables)[1]
     path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
                     f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")
@@ -158,13 +165,27 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     with open_dict(cfg):
         cfg.frameworks = rows
     frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
+    probe = typed_config(MemorisationProbe, plain(cfg.probe), "probe") if cfg.probe is not None else None
+    anonymised = anonymise(data, probe.seed, probe.aliases, probe.uncleanable) if probe is not None else None
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     tool_names = list(cfg.tools) if cfg.tools is not None else None
     toolset_factory = partial(ToolSet, names=tool_names)
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
                                         cfg.name, row_facts)
+    if anonymised is not None:
+        facts["memorisation_replay"] = REPLAY_DIRECTORY
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
+    if anonymised is not None:
+        replay_dir = run_dir / REPLAY_DIRECTORY
+        replay_dir.mkdir(exist_ok=True)
+        entries = replay_entries(cfg, frameworks, anonymised, spec.end, toolset_factory)
+        replayed, _, result = run_episodes(replay_dir, data, spec, entries, toolset_factory, bool(cfg.progress),
+                                           cfg.name, row_facts, warn=lambda line: warn_on_stderr(f"replay: {line}"))
+        replayed["anonymisation"] = anonymised.describe()
+        (replay_dir / "run.json").write_text(json.dumps(replayed, indent=2) + "\n")
+        print(f"anonymised replay (the memorisation probe): {result.made} decisions made, {result.reused} reused, "
+              f"{result.failed} failed, text records withheld: {sum(anonymised.withheld.values())}, in {replay_dir}")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
     print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
     if cfg.paper is not None:

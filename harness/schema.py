@@ -35,3 +35,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "metrics.csv": (*EPISODE_KEYS, "TR", "ARR", "SR_day", "SR_ann", "MDD"),
 }
 """The columns a reader needs of each file of a run directory."""
+
+REPLAY_DIRECTORY = "anonymised"
+"""The folder, inside a run directory, of its anonymised replay (the memorisation probe): a run
+directory of its own; the run's run.json names it under `memorisation_replay`."""
