@@ -26,6 +26,8 @@ facts and every table:
 * ``roles`` — for frameworks whose LLM calls come from several roles (the debate): calls,
   prompt, reused and completion tokens per decision by role, and each role's share
   (:mod:`metrics.role_rows`);
+* ``memorisation`` — for runs with the memorisation probe: each framework's gap between the
+  real run and its anonymised replay, with a line in the verdict (:mod:`metrics.memorisation`);
 * ``plots/equity.png``, ``plots/drawdowns.png``, ``plots/pareto.png``.
 """
 
@@ -43,6 +45,7 @@ from harness.run_directory import Run, load_run
 from metrics import plots
 from metrics.agent_rows import agent_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
+from metrics.memorisation import memorisation_report
 from metrics.paper_table import paper_table
 from metrics.returns import daily_returns
 from metrics.role_rows import role_section
@@ -167,6 +170,8 @@ def write_report(
     plots_dir = run.path / "plots"
     plots_dir.mkdir(exist_ok=True)
     paragraph, tables = build_tables(run, benchmark, reps, seed, pairs, [load_run(path) for path in sweep], min_count)
+    probe_line, probe_section = memorisation_report(run, tables_dir, min_count)
+    paragraph = f"{paragraph} {probe_line}" if probe_line else paragraph
     sections = [f"# TradeDuel run report\n\n**Verdict.** {paragraph}\n\n{_facts(run)}"]
     for name, table, caption in tables:
         write_table(table, name, tables_dir, caption)
@@ -174,6 +179,7 @@ def write_report(
         sections.append(f"## {name.replace('_', ' ')}\n\n{caption}.{body}")
     sections.append(agent_section(run, tables_dir))
     sections.append(role_section(run, tables_dir))
+    sections.append(probe_section)
     figures = {
         "equity": plots.plot_equity(run, plots_dir / "equity.png", benchmark),
         "drawdowns": plots.plot_drawdowns(run, plots_dir / "drawdowns.png", benchmark),
