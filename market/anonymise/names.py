@@ -2,7 +2,7 @@
 
 `COMPANY_NAMES` covers the embedded tickers and the AlphaQuanter paper's: the company, its
 best-known brands and its best-known executives. A run adds its own with the probe's `aliases`
-(`+probe.aliases={XYZ: [Xyz Corp, Xyz]}`). The cleaner replaces each name as a whole word in
+(`+probe.aliases.XYZ="[Xyz Corp,Xyzzy]"`). The cleaner replaces each name as a whole word in
 any case; the synthetic markets name a company after its ticker (`Alfa Dynamics` for ALFA),
 which the ticker's own replacement covers.
 """
