@@ -39,7 +39,7 @@ from harness.journal import Journal
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
 from harness.schema import REPLAY_DIRECTORY
-from market.anonymise import anonymise
+from market.anonymise import AnonymisedMarket, anonymise
 from market.data import MarketData
 from market.splits import Splits
 from metrics.agent_rows import agent_section, agent_warnings
@@ -149,6 +149,21 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
     return facts, table, result
 
 
+def run_replay(cfg: DictConfig, replay_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry],
+               toolset_factory: ToolsetFactory, row_facts: dict, anonymised: AnonymisedMarket) -> None:
+    """The memorisation probe's replay (docs/memorisation.md): every framework again on the same episodes,
+    deciding on the anonymised market and simulated on the real prices, into `replay_dir`."""
+    replay_dir.mkdir(exist_ok=True)
+    entries = replay_entries(cfg, frameworks, anonymised, spec.end, toolset_factory)
+    print("the memorisation probe: every framework again, on the anonymised market ...", flush=True)
+    facts, _, result = run_episodes(replay_dir, data, spec, entries, toolset_factory, bool(cfg.progress), cfg.name,
+                                    row_facts, warn=lambda line: warn_on_stderr(f"replay: {line}"))
+    facts["anonymisation"] = anonymised.describe()
+    (replay_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
+    print(f"anonymised replay: {result.made} decisions made, {result.reused} reused, {result.failed} failed, "
+          f"text records withheld: {sum(anonymised.withheld.values())}, in {replay_dir}")
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     check_top_level_keys(cfg)
@@ -172,20 +187,12 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     toolset_factory = partial(ToolSet, names=tool_names)
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
                                         cfg.name, row_facts)
-    if anonymised is not None:
-        facts["memorisation_replay"] = REPLAY_DIRECTORY
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
     if anonymised is not None:
-        replay_dir = run_dir / REPLAY_DIRECTORY
-        replay_dir.mkdir(exist_ok=True)
-        entries = replay_entries(cfg, frameworks, anonymised, spec.end, toolset_factory)
-        replayed, _, result = run_episodes(replay_dir, data, spec, entries, toolset_factory, bool(cfg.progress),
-                                           cfg.name, row_facts, warn=lambda line: warn_on_stderr(f"replay: {line}"))
-        replayed["anonymisation"] = anonymised.describe()
-        (replay_dir / "run.json").write_text(json.dumps(replayed, indent=2) + "\n")
-        print(f"anonymised replay (the memorisation probe): {result.made} decisions made, {result.reused} reused, "
-              f"{result.failed} failed, text records withheld: {sum(anonymised.withheld.values())}, in {replay_dir}")
+        run_replay(cfg, run_dir / REPLAY_DIRECTORY, data, spec, frameworks, toolset_factory, row_facts, anonymised)
+        facts["memorisation_replay"] = REPLAY_DIRECTORY  # named once the replay is complete
+        (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
     print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
     if cfg.paper is not None:

@@ -196,7 +196,8 @@ def agent_warnings(run: Run) -> list[str]:
             if cutoff is not None and start < str(cutoff):
                 warnings.append(f"{framework}: the test window {start} .. {end} precedes the knowledge cutoff of "
                                 f"{facts.get('policy', 'its model')} ({cutoff}): it may have read what happened next. "
-                                "A synthetic market (data=synthetic, e.g. +suite=synthetic) is the leak-free control.")
+                                "A synthetic market (data=synthetic, e.g. +suite=synthetic) is the leak-free control; "
+                                "+probe=memorisation measures the gap (docs/memorisation.md).")
     constrained = {f: facts["constrained_decoding"] for f, facts in described.items()
                    if facts.get("constrained_decoding") is not None}
     if len(set(constrained.values())) > 1:
