@@ -110,3 +110,4 @@ def test_the_run_config_of_the_replay_names_codes_and_moved_windows():
     assert list(shown.tickers) == [key.ticker("MSFT"), key.ticker("NVDA")]
     assert pd.Timestamp(shown.split.test.start) == key.date(pd.Timestamp(cfg.split.test.start))
     assert shown.split.gap_bars == cfg.split.gap_bars and list(cfg.tickers) == ["MSFT", "NVDA"]
+    assert cfg.split.test.start == "2020-01-02"  # the run's own config is left as it was
