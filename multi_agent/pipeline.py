@@ -101,6 +101,7 @@ class DebatePipeline:
             "plan_recommendation": plan.recommendation.value if plan else None,
             "trader_action": proposal.action.value if proposal else None,
             "parsed_as": final.get("parsed_as", {}),
+            "raw_answers": final.get("raw_answers", {}),
         }
         trace.fallback = decision is None
         action = self.settings.fallback_action if decision is None else self.settings.rating_actions[decision.rating]

@@ -48,6 +48,8 @@ class DebateState(TypedDict, total=False):
     decision_text: str
     parsed_as: Annotated[dict[str, str], merge]
     """Output kind ("plan", "proposal", "decision") -> how it was read: json, cut, text or failed."""
+    raw_answers: Annotated[dict[str, str], merge]
+    """Output kind -> the model's answer as it wrote it, before parsing."""
     parse_failures: Annotated[list[str], operator.add]
     """"kind: detail" lines: tool calls and outputs that did not parse."""
 

@@ -2,8 +2,8 @@
 
 Each is one LLM call whose answer is read as its pydantic output (`multi_agent.outputs`),
 tolerantly. The state gets the output (None when it did not parse), the text the next roles
-read (the output rendered, or the raw answer when it did not parse), how it was read, and a
-"kind: detail" parse failure when it could not be read. With `answer_chars` set, the answer is
+read (the output rendered, or the raw answer when it did not parse), how it was read, the raw
+answer, and a "kind: detail" parse failure when it could not be read. With `answer_chars` set, the answer is
 decoded under the grammar of `answer_schema(schema, answer_chars)` (constrained decoding), so
 it parses unless the token budget cuts it, and even then names its rating first.
 """
@@ -40,7 +40,8 @@ def create_decider(llm: Runnable, role: str, schema: type[RatedOutput], kind: st
         parsed = parse_output(reply.content, schema)
         text = render_output(parsed.output) if parsed.output is not None else reply.content.strip()
         failures = [f"{kind}: {parsed.failure}"] if parsed.failure else []
-        return {kind: parsed.output, f"{kind}_text": text, "parsed_as": {kind: parsed.how}, "parse_failures": failures}
+        return {kind: parsed.output, f"{kind}_text": text, "parsed_as": {kind: parsed.how},
+                "raw_answers": {kind: reply.content}, "parse_failures": failures}
 
     decider.__name__ = role
     return decider

@@ -108,6 +108,7 @@ def test_a_constrained_answer_cut_short_still_gives_its_rating(run, contexts):
     (decision,), _ = run(contexts(DAY), script)
     assert decision.action == Action.SELL and not decision.trace.fallback
     assert decision.trace.extra["parsed_as"]["decision"] == "cut" and decision.trace.parse_failures == []
+    assert decision.trace.extra["raw_answers"]["decision"] == '{"rating": "Sell", "executive_summary": "buy the dip'
 
 
 @pytest.mark.parametrize(("tier", "action"), [("Buy", Action.BUY), ("Overweight", Action.BUY), ("Hold", Action.HOLD),
