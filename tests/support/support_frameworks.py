@@ -63,3 +63,34 @@ class PromptedRule(TradingFramework):
     def decide(self, batch):
         action = Action(self.prompt.read_text().strip())
         return [Decision(action=action) for _ in batch]
+
+
+HOSTILE_TURNS = (
+    '<think>Reading <script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2"></think>\n'
+    '<tool_call>{"name": "get_market_data", "arguments": {"ticker": "<script>window.__pwned = 3</script>"}}</tool_call>',
+    "<think>Done: <b>bold?</b></think>\n<answer>HOLD</answer>",
+)
+"""What `HostileText` "writes": markup and scripts in its reasoning and in a tool argument."""
+
+
+class HostileText(TradingFramework):
+    """A single-agent episode of the compact protocol whose turns are `HOSTILE_TURNS`, parsed by
+    the real parser and answered by the real tools: a model that writes HTML and scripts."""
+
+    def decide(self, batch):
+        from expert_episodes import step_once
+
+        from single_agent.episode import Episode
+        from single_agent.offered_tools import protocol_toolset
+        from single_agent.protocol import load_protocol
+
+        protocol = load_protocol("compact")
+        decisions = []
+        for ctx in batch:
+            episode = Episode.start(protocol, ctx.ticker, ctx.date)
+            toolset = protocol_toolset(protocol, ctx.view)
+            for text in HOSTILE_TURNS:
+                step_once(episode, text, protocol, toolset)
+            episode.end_reason = "answer"
+            decisions.append(episode.decision())
+        return decisions
