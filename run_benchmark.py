@@ -48,6 +48,7 @@ from metrics.memorisation import memorisation_report
 from metrics.paper_report import write_paper_report
 from metrics.report import write_report
 from metrics.role_rows import role_section
+from metrics.viewer import write_viewer
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
@@ -101,16 +102,21 @@ def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")
 
 
-def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool) -> str:
-    """Write the report (or, without `report`, the metrics summary); returns what the run
-    directory now holds, for the last line. The report says itself which statistics a short
-    window is too short for."""
+def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, viewer: bool) -> str:
+    """Write the report (or, without `report`, the metrics summary) and, with `viewer`, the trace
+    viewer; returns what the run directory now holds, for the last line. The report says itself
+    which statistics a short window is too short for."""
     if report:
         print("writing the report: statistics, tables and plots ...", flush=True)
         write_report(run_dir)
-        return "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
-    write_metrics_summary(run_dir / "summary.md", title, table)
-    return "metrics.csv and summary.md"
+        written = "metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png)"
+    else:
+        write_metrics_summary(run_dir / "summary.md", title, table)
+        written = "metrics.csv and summary.md"
+    if viewer:
+        write_viewer(run_dir)
+        written += ", viewer/index.html (the trace viewer)"
+    return written
 
 
 def warn_about_agents(run_dir: Path) -> None:
@@ -194,7 +200,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         facts["memorisation_replay"] = REPLAY_DIRECTORY  # named once the replay is complete
         (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"
-    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report))} in {run_dir}")
+    print(f"wrote {summarise(run_dir, table, title, bool(cfg.report), bool(cfg.viewer))} in {run_dir}")
     if cfg.paper is not None:
         print(f"wrote the paper's tables beside ours in {write_paper_report(run_dir, plain(cfg.paper))}")
     warn_about_agents(run_dir)

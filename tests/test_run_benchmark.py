@@ -31,7 +31,7 @@ def smoke_dir(tmp_path_factory):
 
 def test_smoke_suite_writes_every_output(smoke_dir):
     for name in ("metrics.csv", "summary.md", "equity.parquet", "trades.csv", "decisions.parquet",
-                 "prices.parquet", "journal.sqlite", "run.json", ".hydra/config.yaml"):
+                 "prices.parquet", "journal.sqlite", "run.json", ".hydra/config.yaml", "viewer/index.html"):
         assert (smoke_dir / name).is_file(), name
     metrics = pd.read_csv(smoke_dir / "metrics.csv")
     assert list(metrics.columns) == METRIC_COLUMNS
@@ -265,7 +265,7 @@ def test_the_report_phase_says_so_and_the_last_line_names_summary_and_plots(tmp_
     done = run_cli("+suite=smoke", "report=true", "split.test.end=2020-02-03", f"hydra.run.dir={tmp_path}")
     lines = done.stdout.strip().splitlines()
     assert lines[-2] == "writing the report: statistics, tables and plots ..."
-    assert lines[-1] == (f"wrote metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png) "
-                         f"in {tmp_path}")
+    assert lines[-1] == (f"wrote metrics.csv, summary.md, tables/ and plots/ (equity.png, drawdowns.png, pareto.png), "
+                         f"viewer/index.html (the trace viewer) in {tmp_path}")
     for name in ("summary.md", "plots/equity.png", "plots/drawdowns.png", "plots/pareto.png"):
         assert (tmp_path / name).is_file(), name
