@@ -10,7 +10,8 @@ look-ahead flags, tokens, latency, wall time). `decision.html` shows one decisio
 trace in reading order, the raw model text beside what was parsed from it; `compare.html`
 two frameworks on the same ticker and day. The pages open from disk (``file://``) without a
 server or network: plotly's script is written beside them, the data is in script files loaded
-with ``<script>`` tags, one file per decision loaded only when its page opens.
+with ``<script>`` tags, a decision's file (a few consecutive decisions of one episode) loaded
+only when its page opens.
 
 Parts: `export` (the data, from the run directory's readers and the journal), `reading_order`
 (a trace as the blocks of a decision page), `site` (templates, assets, data files), `serve`

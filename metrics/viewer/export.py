@@ -12,7 +12,7 @@ Three kinds of data, each plain JSON:
   (with every bar date of prices.parquet), seeds and episodes; every page reads it;
 * `index`: one column array per field of the decisions table, and per episode the series the
   charts draw (equity and position at each bar, fills); the price bars per ticker;
-* one `decision` record per decision: the decision as journaled (every field, so newer fields
+* one record per decision (`DecisionRecord`): the decision as journaled (every field, so newer fields
   such as portfolio weights show), its summary (action text, label, outcome, forward returns,
   fill, position), and its trace in reading order (`metrics.viewer.reading_order`).
 
@@ -47,11 +47,6 @@ def date_key(date: pd.Timestamp) -> str:
     """How a bar's date is written in the viewer's data and addresses: YYYY-MM-DD, with the
     time (THHMM) only for bars that are not at midnight (intraday data)."""
     return f"{date:%Y-%m-%d}" if date == date.normalize() else f"{date:%Y-%m-%dT%H%M}"
-
-
-def decision_path(framework: int, ticker: int, date: str, seed: int) -> str:
-    """The data file of one decision, relative to the viewer folder (viewer.js builds the same)."""
-    return f"data/decisions/{framework}/{ticker}/{date}_s{seed}.js"
 
 
 def _plain(value: Any) -> Any:
@@ -106,13 +101,25 @@ def _analyst_tools(run: Run) -> dict[str, dict[str, str]]:
             for name, config in frameworks.items() if isinstance(config, dict) and "analyst_tools" in config}
 
 
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One decision's record and where it belongs: its framework's and ticker's numbers (their
+    places in `meta`), its seed, and the bar of its day among the ticker's dates."""
+
+    framework: int
+    ticker: int
+    seed: int
+    bar: int
+    record: dict[str, Any]
+
+
 @dataclass
 class ViewerData:
-    """Everything the viewer writes: `meta`, `index`, and the decision records by data file."""
+    """Everything the viewer writes: `meta`, `index`, and the decisions' records."""
 
     meta: dict[str, Any]
     index: dict[str, Any]
-    decisions: list[tuple[str, dict[str, Any]]]
+    decisions: list[DecisionRecord]
 
 
 class _Episode:
@@ -184,15 +191,16 @@ def build(run: Run) -> ViewerData:
                 for key, part in run.equity.groupby(["framework", "ticker", "seed"], sort=False)}
 
     columns: dict[str, list] = {name: [] for name in TABLE_COLUMNS}
-    records: list[tuple[str, dict[str, Any]]] = []
+    records: list[DecisionRecord] = []
     for row in run.decisions.itertuples(index=False):
         entry = entries.get((row.framework, row.ticker, row.date, row.seed))
         decision = entry.decision.model_dump(mode="json") if entry else {"trace": None}
         trace = decision["trace"] or {}
         summary = _summary(row, entry, decision, bars[row.ticker], episodes[(row.framework, row.ticker, row.seed)])
-        path = decision_path(fw_index[row.framework], tk_index[row.ticker], summary["date"], summary["seed"])
-        records.append((path, {"summary": summary, "decision": {k: v for k, v in decision.items() if k != "trace"},
-                               "reading": reading_order(trace, tool_roles.get(row.framework))}))
+        record = {"summary": summary, "decision": {k: v for k, v in decision.items() if k != "trace"},
+                  "reading": reading_order(trace, tool_roles.get(row.framework))}
+        records.append(DecisionRecord(fw_index[row.framework], tk_index[row.ticker], summary["seed"],
+                                      bars[row.ticker].position[row.date], record))
         for name, value in _table_row(row, summary, trace, fw_index[row.framework], tk_index[row.ticker]).items():
             columns[name].append(value)
     _link_days(records)
@@ -216,12 +224,11 @@ def build(run: Run) -> ViewerData:
     return ViewerData(meta=meta, index=index, decisions=records)
 
 
-def _link_days(records: list[tuple[str, dict[str, Any]]]) -> None:
+def _link_days(records: list[DecisionRecord]) -> None:
     """Give each decision record the dates of its episode's previous and next decisions (None at the ends)."""
     by_episode: dict[tuple, list[dict[str, Any]]] = {}
-    for _, record in records:
-        s = record["summary"]
-        by_episode.setdefault((s["framework"], s["ticker"], s["seed"]), []).append(record)
+    for decision in records:
+        by_episode.setdefault((decision.framework, decision.ticker, decision.seed), []).append(decision.record)
     for mine in by_episode.values():
         mine.sort(key=lambda r: r["summary"]["date"])
         for before, record, after in zip([None, *mine[:-1]], mine, [*mine[1:], None]):

@@ -12,9 +12,9 @@ A trace (`market.decision.Trace`, read as plain JSON) takes one of three shapes:
   only when their counts agree (a self-consistency trace shows one episode's messages but
   counts every episode's calls: its calls are then listed whole under the outcome).
 * **debate** (the multi-agent pipeline): one block per node in graph order (the messages of
-  `multi_agent.pipeline.transcript`), each with the LLM calls booked under its role, the tool
-  calls of its tools (an analyst's, given the framework's ``analyst_tools``), its parse
-  failures, and for the three deciders what was parsed from the answer: the rating
+  `multi_agent.pipeline.transcript`), each with the LLM calls booked under its role, the tools
+  it was offered and the calls of them (an analyst's, given the framework's ``analyst_tools``),
+  its parse failures, and for the three deciders what was parsed from the answer: the rating
   (``trace.extra``: ``plan_recommendation``, ``trader_action``, ``rating``), how it was read
   (``parsed_as``: json, cut, text, failed) and the raw answer when the trace keeps it
   (``raw_answers``).
@@ -151,7 +151,8 @@ def _debate(trace: dict[str, Any], tool_roles: dict[str, str], leftovers: dict[s
         # one LLM call per speech; an analyst's tool rounds put several calls on its one report
         llm = mine[seen[role] - 1:seen[role]] if not last else mine[seen[role] - 1:]
         block = {"type": "node", "role": role, "stage": DEBATE_STAGES.get(role), "text": str(message.get("content") or ""),
-                 "llm": llm, "calls": tools_by_role.pop(role, []) if last else [], "failures": []}
+                 "llm": llm, "calls": tools_by_role.pop(role, []) if last else [], "failures": [],
+                 "offered": [tool for tool, owner in tool_roles.items() if owner == role]}
         if role in DEBATE_OUTPUTS and last:
             output, rating_key = DEBATE_OUTPUTS[role]
             block["parsed"] = {"output": output, "value": extra.get(rating_key),

@@ -16,9 +16,9 @@ from cli_helpers import ROOT, benchmark_command, support_env
 from harness.run_directory import load_run
 from market.regime import ACTION_OF_REGIME, regime_labels
 from metrics.viewer.__main__ import main
-from metrics.viewer.export import build, decision_path
+from metrics.viewer.export import DecisionRecord, build
 from metrics.viewer.serve import make_server
-from metrics.viewer.site import data_script, write_viewer
+from metrics.viewer.site import CHUNK_BYTES, MAX_CHUNK, as_json, chunk_path, chunk_sizes, data_script, write_viewer
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +69,8 @@ def test_the_table_has_one_row_per_decision_of_decisions_parquet(run_dir, data):
 def test_labels_outcomes_and_forward_returns_come_from_prices_parquet(run_dir, data):
     closes = pd.read_parquet(run_dir / "prices.parquet").set_index("date")["close"]
     labels = regime_labels(closes)
-    for _, record in data.decisions:
+    for decision in data.decisions:
+        record = decision.record
         summary, day = record["summary"], pd.Timestamp(record["summary"]["date"])
         label = labels[day] if isinstance(labels[day], str) else None
         assert summary["label"] == label
@@ -83,7 +84,7 @@ def test_a_decisions_fill_is_its_episodes_trade_on_the_next_bar(run_dir, data):
     trades = pd.read_csv(run_dir / "trades.csv", parse_dates=["date"])
     equity = pd.read_parquet(run_dir / "equity.parquet")
     bought = trades[trades["framework"] == "buy_and_hold"]
-    records = [r for _, r in data.decisions if r["summary"]["framework"] == "buy_and_hold"]
+    records = [d.record for d in data.decisions if d.record["summary"]["framework"] == "buy_and_hold"]
     days = sorted(equity.loc[equity["framework"] == "buy_and_hold", "date"])
     filled = [r for r in records if r["summary"]["fill"] is not None]
     assert len(filled) == len(bought) > 0
@@ -97,19 +98,25 @@ def test_a_decisions_fill_is_its_episodes_trade_on_the_next_bar(run_dir, data):
         assert record["summary"]["shares_after"] == held
 
 
-def test_the_viewer_holds_one_data_file_per_decision_and_a_small_index(run_dir, tmp_path, data):
+def test_the_viewer_files_every_decision_under_its_date_in_its_chunk_and_keeps_the_index_small(run_dir, tmp_path,
+                                                                                                   data):
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
     index = write_viewer(copy)
     folder = index.parent
     assert sorted(p.name for p in folder.iterdir()) == ["assets", "compare.html", "data", "decision.html", "index.html"]
     assert index.stat().st_size < 20_000, "the data lives in data/, not in the page"
-    files = sorted(folder.glob("data/decisions/*/*/*.js"))
-    assert len(files) == len(data.decisions)
-    for path, record in data.decisions:
-        name, stored = read_data_file(folder / path)
-        assert name == path and stored == json.loads(json.dumps(record))
-    assert read_data_file(folder / "data/run.js")[1] == data.meta
+    meta = read_data_file(folder / "data/run.js")[1]
+    assert all(1 <= f["chunk"] <= MAX_CHUNK for f in meta["frameworks"])
+    names = set()
+    for decision in data.decisions:
+        chunk = meta["frameworks"][decision.framework]["chunk"]
+        name = chunk_path(decision.framework, decision.ticker, decision.seed, decision.bar // chunk)
+        stored = read_data_file(folder / name)
+        assert stored[0] == name
+        assert stored[1][decision.record["summary"]["date"]] == json.loads(json.dumps(decision.record))
+        names.add(name)
+    assert sorted(str(p.relative_to(folder)) for p in folder.glob("data/decisions/*/*/*.js")) == sorted(names)
     assert (folder / "assets/plotly.min.js").stat().st_size > 1_000_000
     html = index.read_text()
     assert "https://" not in html and "http://" not in html
@@ -117,21 +124,21 @@ def test_the_viewer_holds_one_data_file_per_decision_and_a_small_index(run_dir, 
 
 def test_data_files_are_ascii_javascript_and_keep_model_text_whole():
     text = "<script>alert(1)</script> “quoted” \u2028 \x07"
-    script = data_script("data/x.js", {"text": text})
+    script = data_script("data/x.js", as_json({"text": text}))
     assert script.isascii()
     assert json.loads(script[len('TD.put("data/x.js",'):-len(");\n")]) == {"text": text}
 
 
-def test_decision_files_are_named_by_framework_ticker_date_and_seed(data):
-    for path, record in data.decisions:
-        s = record["summary"]
-        framework = [f["name"] for f in data.meta["frameworks"]].index(s["framework"])
-        ticker = [t["name"] for t in data.meta["tickers"]].index(s["ticker"])
-        assert path == decision_path(framework, ticker, s["date"], s["seed"])
+def test_a_framework_with_large_records_gets_fewer_per_file():
+    def dumped(framework: int, size: int, count: int):
+        return [(DecisionRecord(framework, 0, 0, bar, {}), "x" * size) for bar in range(count)]
+
+    sizes = chunk_sizes(dumped(0, 100, 10) + dumped(1, CHUNK_BYTES // 4, 10) + dumped(2, 2 * CHUNK_BYTES, 3), 4)
+    assert sizes == [MAX_CHUNK, 4, 1, MAX_CHUNK]
 
 
 def test_each_decision_links_its_episodes_previous_and_next_day(data):
-    mine = [r for _, r in data.decisions if r["summary"]["framework"] == "macd"]
+    mine = [d.record for d in data.decisions if d.record["summary"]["framework"] == "macd"]
     dates = [r["summary"]["date"] for r in mine]
     assert [r["prev"] for r in mine] == [None, *dates[:-1]]
     assert [r["next"] for r in mine] == [*dates[1:], None]

@@ -105,7 +105,8 @@ def test_a_debate_reads_node_by_node_in_graph_order():
     assert [n["stage"] for n in nodes][:3] == ["Analyst reports", "Analyst reports", "Bull / bear debate"]
     market, news, bull, _, bull_again = nodes[:5]
     assert [c["prompt_tokens"] for c in market["llm"]] == [10, 11], "both tool rounds on the one report"
-    assert [c["name"] for c in market["calls"]] == ["get_market_data"]
+    assert [c["name"] for c in market["calls"]] == ["get_market_data"] and market["offered"] == ["get_market_data"]
+    assert bull["offered"] == []
     assert news["failures"] == ["tool_call: news_analyst: tool call 0: invalid JSON"]
     assert [c["prompt_tokens"] for c in bull["llm"]] == [13] and [c["prompt_tokens"] for c in bull_again["llm"]] == [15]
     trader = next(n for n in nodes if n["role"] == "trader")

@@ -1,4 +1,5 @@
-/* compare.html?ticker=T&date=D&a=F1&b=F2&seed=S: two frameworks' decisions on one ticker and day. */
+/* compare.html?ticker=T&date=D&a=F1&b=F2&seed=S: two frameworks' decisions on one ticker and day
+   (marks "viewer-ready" once drawn). */
 "use strict";
 
 (() => {
@@ -16,8 +17,8 @@
   /* A framework's decision that day: the seed asked for, else the first seed (a deterministic
      framework runs the first seed only). */
   function decisionOf(framework, day) {
-    return TD.load(TD.decisionPath(framework, ticker, day, seed))
-      .catch(() => TD.load(TD.decisionPath(framework, ticker, day, meta.seeds[0])))
+    return TD.loadDecision(framework, ticker, day, seed)
+      .catch(() => TD.loadDecision(framework, ticker, day, meta.seeds[0]))
       .catch(() => null);
   }
 
@@ -56,5 +57,8 @@
 
   /* Without a date: the ticker's first decision day. */
   const day = date || meta.tickers.find((t) => t.name === ticker).first_decision;
-  Promise.all([decisionOf(a, day), decisionOf(b, day)]).then(([left, right]) => render(day, left, right));
+  Promise.all([decisionOf(a, day), decisionOf(b, day)]).then(([left, right]) => {
+    render(day, left, right);
+    performance.mark("viewer-ready");
+  });
 })();

@@ -1,4 +1,5 @@
-/* decision.html?framework=F&ticker=T&date=D&seed=S: one decision's summary and whole trace. */
+/* decision.html?framework=F&ticker=T&date=D&seed=S: one decision's summary and whole trace
+   (marks "viewer-ready" once drawn). */
 "use strict";
 
 (() => {
@@ -23,11 +24,12 @@
          link, " ", select, s.journal_key ? el("span", {class: "muted"}, ` · journal key ${s.journal_key}`) : null));
   }
 
-  TD.load(TD.decisionPath(q.framework, q.ticker, q.date, seed))
+  TD.loadDecision(q.framework, q.ticker, q.date, seed)
     .then((record) => {
       document.title = `${record.summary.framework} · ${record.summary.ticker} · ${record.summary.date} · TradeDuel`;
       root.replaceChildren(header(record), el("section", {class: "card"}, TD.renderSummary(record)),
                            el("section", {class: "card"}, TD.renderReading(record)));
+      performance.mark("viewer-ready");
     })
     .catch(() => {
       root.replaceChildren(el("p", {class: "note error"},

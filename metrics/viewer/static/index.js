@@ -207,8 +207,13 @@
   document.getElementById("next-page").addEventListener("click", () => { state.page += 1; renderTable(); });
   for (const input of Object.values(chartInputs)) input.addEventListener("change", drawChart);
 
-  const firstLlm = meta.frameworks.find((f) => f.llm);
-  if (firstLlm) chartInputs.fw.value = String(firstLlm.index);
+  // the chart shows ?framework=&ticker=&seed= when given, else the first LLM framework
+  const q = TD.query();
+  const chosen = meta.frameworks.find((f) => f.name === q.framework) || meta.frameworks.find((f) => f.llm);
+  if (chosen) chartInputs.fw.value = String(chosen.index);
+  const ticker = meta.tickers.find((t) => t.name === q.ticker);
+  if (ticker) chartInputs.tk.value = String(ticker.index);
+  if (q.seed !== undefined && meta.seeds.includes(Number(q.seed))) chartInputs.seed.value = q.seed;
   renderHead();
   applyFilters();
   performance.mark("table-ready");

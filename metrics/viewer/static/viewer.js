@@ -56,9 +56,17 @@ const TD = (() => {
   const frameworkIndex = (name) => meta().frameworks.findIndex((f) => f.name === name);
   const tickerIndex = (name) => meta().tickers.findIndex((t) => t.name === name);
 
-  /* The data file of one decision (metrics/viewer/export.py: decision_path). */
-  function decisionPath(framework, ticker, date, seed) {
-    return `data/decisions/${frameworkIndex(framework)}/${tickerIndex(ticker)}/${date}_s${seed}.js`;
+  /* One decision's record: the data file of its chunk (metrics/viewer/site.py: chunk_path)
+     holds it under its date. */
+  function loadDecision(framework, ticker, date, seed) {
+    const f = frameworkIndex(framework), t = tickerIndex(ticker);
+    const bar = t < 0 ? -1 : meta().tickers[t].dates.indexOf(date);
+    if (f < 0 || bar < 0) return Promise.reject(new Error(`no ${framework} ${ticker} ${date}`));
+    const chunk = Math.floor(bar / meta().frameworks[f].chunk);
+    return load(`data/decisions/${f}/${t}/s${seed}_${chunk}.js`).then((records) => {
+      if (!(date in records)) throw new Error(`no ${framework} ${ticker} ${date} seed ${seed}`);
+      return records[date];
+    });
   }
 
   function query() { return Object.fromEntries(new URLSearchParams(location.search)); }
@@ -163,6 +171,10 @@ const TD = (() => {
     node(block) {
       const parsed = block.llm.map(llmLine);
       for (const record of block.calls) parsed.push(callLine(record));
+      if (block.offered.length && !block.calls.length) {
+        parsed.push(el("div", {class: "call muted"}, el("span", {class: "tag tool"}, "tools"),
+          ` none called; offered ${block.offered.join(", ")}`));
+      }
       if (block.parsed) {
         parsed.push(el("div", {class: "answer"}, el("span", {class: "tag"}, block.parsed.output), " ",
           block.parsed.value ? actionBadge(block.parsed.value) : el("span", {class: "badge wrong"}, "not parsed"),
@@ -244,6 +256,6 @@ const TD = (() => {
       extraFields.length ? fact("decision fields", keyValues(Object.fromEntries(extraFields))) : null);
   }
 
-  return {put, get, load, loadScript, el, meta, query, decisionPath, decisionHref, compareHref, partnerOf,
+  return {put, get, load, loadScript, el, meta, query, loadDecision, decisionHref, compareHref, partnerOf,
           pct, num, secs, actionBadge, hitBadge, fact, dayFacts, renderReading, renderSummary};
 })();
