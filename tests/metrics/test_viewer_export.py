@@ -1,5 +1,6 @@
 """`metrics.viewer`: the data it exports from a real run directory, the files it writes, its
-command line and its server (the pages themselves are tested in Chromium, test_viewer_browser.py)."""
+command line and its server (the pages themselves are tested in Chromium, test_viewer_browser.py).
+The tests that read the module's run are slow: the run takes a few seconds."""
 
 from __future__ import annotations
 
@@ -19,9 +20,6 @@ from metrics.viewer.__main__ import main
 from metrics.viewer.export import DecisionRecord, build
 from metrics.viewer.serve import make_server
 from metrics.viewer.site import CHUNK_BYTES, MAX_CHUNK, as_json, chunk_path, chunk_sizes, data_script, write_viewer
-
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
@@ -49,10 +47,12 @@ def read_data_file(path) -> tuple[str, object]:
     return json.loads(name), json.loads(payload)
 
 
+@pytest.mark.slow
 def test_viewer_false_writes_no_viewer(run_dir):
     assert (run_dir / "summary.md").is_file() and not (run_dir / "viewer").exists()
 
 
+@pytest.mark.slow
 def test_the_table_has_one_row_per_decision_of_decisions_parquet(run_dir, data):
     table = pd.read_parquet(run_dir / "decisions.parquet")
     columns = data.index["decisions"]
@@ -66,6 +66,7 @@ def test_the_table_has_one_row_per_decision_of_decisions_parquet(run_dir, data):
     assert hostile == [True], "its episode books one LLM call per turn"
 
 
+@pytest.mark.slow
 def test_labels_outcomes_and_forward_returns_come_from_prices_parquet(run_dir, data):
     closes = pd.read_parquet(run_dir / "prices.parquet").set_index("date")["close"]
     labels = regime_labels(closes)
@@ -80,6 +81,7 @@ def test_labels_outcomes_and_forward_returns_come_from_prices_parquet(run_dir, d
         assert summary["forward"]["5"] == pytest.approx(closes.iloc[at + 5] / closes.iloc[at] - 1)
 
 
+@pytest.mark.slow
 def test_a_decisions_fill_is_its_episodes_trade_on_the_next_bar(run_dir, data):
     trades = pd.read_csv(run_dir / "trades.csv", parse_dates=["date"])
     equity = pd.read_parquet(run_dir / "equity.parquet")
@@ -98,6 +100,7 @@ def test_a_decisions_fill_is_its_episodes_trade_on_the_next_bar(run_dir, data):
         assert record["summary"]["shares_after"] == held
 
 
+@pytest.mark.slow
 def test_the_viewer_files_every_decision_under_its_date_in_its_chunk_and_keeps_the_index_small(run_dir, tmp_path,
                                                                                                    data):
     copy = tmp_path / "run"
@@ -137,6 +140,7 @@ def test_a_framework_with_large_records_gets_fewer_per_file():
     assert sizes == [MAX_CHUNK, 4, 1, MAX_CHUNK]
 
 
+@pytest.mark.slow
 def test_each_decision_links_its_episodes_previous_and_next_day(data):
     mine = [d.record for d in data.decisions if d.record["summary"]["framework"] == "macd"]
     dates = [r["summary"]["date"] for r in mine]
@@ -144,6 +148,7 @@ def test_each_decision_links_its_episodes_previous_and_next_day(data):
     assert [r["next"] for r in mine] == [*dates[1:], None]
 
 
+@pytest.mark.slow
 def test_the_command_line_writes_the_viewer_and_names_a_bad_run_directory(run_dir, tmp_path, capsys):
     assert main([str(tmp_path / "nowhere")]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'nowhere'}: not a run directory\n"
@@ -157,6 +162,7 @@ def test_the_command_line_writes_the_viewer_and_names_a_bad_run_directory(run_di
     assert capsys.readouterr().out == f"wrote {copy / 'viewer' / 'index.html'} (open it from disk, no server needed)\n"
 
 
+@pytest.mark.slow
 def test_the_server_serves_the_viewer_on_the_loopback(run_dir, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
