@@ -35,7 +35,7 @@ from frameworks.registry import build_frameworks, instantiate_or_explain, regist
 from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
 from harness.execution import ExecutionConfig
-from harness.journal import Journal
+from harness.journal import Journal, journal_lock
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
 from harness.schema import REPLAY_DIRECTORY
@@ -150,7 +150,10 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
         "data_fingerprint": runner.data_fingerprint,
         "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
         "decisions_made": result.made, "decisions_reused": result.reused,
-        "decisions_failed": result.failed, "wall_s": round(time.perf_counter() - started, 3),
+        "decisions_failed": result.failed, "failures_reused": result.failures_reused,
+        "failures_retried": result.failures_retried,
+        "failures": {name: vars(counts) for name, counts in result.failures.items()},
+        "wall_s": round(time.perf_counter() - started, 3),
     }
     return facts, table, result
 
@@ -170,6 +173,14 @@ def run_replay(cfg: DictConfig, replay_dir: Path, data: MarketData, spec: RunSpe
           f"text records withheld: {sum(anonymised.withheld.values())}, in {replay_dir}")
 
 
+def failure_details(result: RunResult) -> str:
+    """What the decision line adds about journaled failures: how many were decided again or kept."""
+    parts = [f"{result.failures_retried} journaled failures decided again"] if result.failures_retried else []
+    if result.failures_reused:
+        parts.append(f"{result.failures_reused} journaled failures kept (retry_failed=false)")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     check_top_level_keys(cfg)
@@ -178,7 +189,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     splits = typed_config(Splits, plain(cfg.split), "split")
     spec = RunSpec(tickers=tickers, seeds=seeds, start=splits.test.start, end=splits.test.end,
                    execution=typed_config(ExecutionConfig, plain(cfg.execution), "execution"),
-                   batch_size=int(cfg.batch_size))
+                   batch_size=int(cfg.batch_size), retry_failed=cfg.retry_failed,
+                   decision_timeout_s=cfg.decision_timeout_s)
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
@@ -194,7 +206,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
                                         cfg.name, row_facts)
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
-    print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed")
+    print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed"
+          f"{failure_details(result)}")
     if anonymised is not None:
         run_replay(cfg, run_dir / REPLAY_DIRECTORY, data, spec, frameworks, toolset_factory, row_facts, anonymised)
         facts["memorisation_replay"] = REPLAY_DIRECTORY  # named once the replay is complete
@@ -211,7 +224,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        run(cfg, run_dir)
+        with journal_lock(run_dir / "journal.sqlite"):  # the whole run: a second one into run_dir stops before writing
+            run(cfg, run_dir)
     except (DataError, ConfigError, ValueError) as error:
         print(f"error: {one_line(error)}", file=sys.stderr)
         sys.exit(2)

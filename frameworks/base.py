@@ -41,6 +41,17 @@ class TradingFramework(ABC):
         """
         return ""
 
+    def decision_timeout_s(self) -> float | None:
+        """Seconds one decision may take before the runner records it as a failure (kind `timeout`)
+        and executes the fallback; None: no limit. The run's `decision_timeout_s` config (`auto`
+        by default) asks this; a number there applies to every framework instead.
+
+        Default None: a local engine's slow decision is slow, not hung. A framework whose
+        decisions wait on a remote service returns a limit; so may a plugin (opt in by
+        overriding). A call deciding n contexts may take n times the limit.
+        """
+        return None
+
     def run_facts(self) -> dict[str, Any]:
         """What `run.json` records about this framework beyond its config, for readers of the run:
         e.g. an LLM framework's model, its knowledge cutoff, whether decoding was constrained.

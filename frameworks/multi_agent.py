@@ -25,6 +25,12 @@ from multi_agent.prompting import templates_digest
 from multi_agent.settings import DebateSettings, ModelSettings
 
 
+REMOTE_DECISION_TIMEOUT_S = 1800.0
+"""A decision's time limit when a tier's engine is remote (an HTTP server): a debate makes some
+twenty LLM calls, each bounded by the engine's own request timeout and retries; half an hour
+without a decision means the server hangs."""
+
+
 def build_engine(model: ModelSettings) -> ChatEngine:
     """The engine of one model tier: its `configs/llm` config with the tier's overrides."""
     return load_engine(model.llm, [f"{key}={json.dumps(value)}" for key, value in model.overrides.items()])
@@ -52,6 +58,10 @@ class MultiAgentDebate(TradingFramework):
                  "prompts": templates_digest(), "grammars": self.grammars(),
                  "graph": self.settings.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+    def decision_timeout_s(self) -> float | None:
+        """`REMOTE_DECISION_TIMEOUT_S` when a tier's engine is remote, else no limit."""
+        return REMOTE_DECISION_TIMEOUT_S if self.quick_engine.remote or self.deep_engine.remote else None
 
     def run_facts(self) -> dict[str, Any]:
         """The models of both tiers, the later of their knowledge cutoffs, constrained decoding, sampling."""

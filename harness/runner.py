@@ -10,9 +10,21 @@ journal and then the execution simulator.
 - Stateful frameworks are stepped bar by bar, all their episodes in lock-step (one batch per
   bar index), and see the portfolio at the close of the decision bar if they ask for it.
 - Deterministic frameworks run the first seed only; stochastic ones run every seed.
-- A framework that raises, returns the wrong number of decisions or a decision of the wrong
-  kind gets a recorded failure and the fallback decision (HOLD, or flat in target mode) for
-  the contexts concerned; the run goes on.
+- A framework that raises, takes longer than its per-decision time limit, returns the wrong
+  number of decisions or a decision that is not valid for the task (`harness.decision_checks`)
+  gets a recorded failure (`harness.failures`: kind and a message naming framework, ticker,
+  date and seed) and the fallback decision (HOLD, or flat in target mode) for the contexts
+  concerned; a failing batch is decided again one context at a time; the run goes on.
+- The time limit (`RunSpec.decision_timeout_s`): `auto` asks each framework
+  (`decision_timeout_s()`: none for local engines, set by frameworks whose decisions wait on
+  an HTTP engine and by plugins that opt in); a number applies to every framework; None: no
+  limit. A call deciding n contexts may take n times the limit. A timed-out call is abandoned
+  on its thread (`harness.time_limit`).
+- Failed decisions are journaled with their failure and count as failed in every run that
+  reads them. By default (`retry_failed`) a rerun decides them again; otherwise they are kept.
+  A journaled decision that does not validate for the task is named in one warning line and
+  decided again. For a stateful framework, every later decision of an episode is decided
+  again after one that is (it followed from the state the earlier one left).
 - Journaled decisions are reused only under the same journal key: the same framework config,
   framework fingerprint and data (`harness.decision_inputs`). When a framework's inputs changed
   since decisions it journaled, one warning line names what changed and its decisions are
@@ -35,9 +47,12 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from core.errors import ConfigError
+from harness.decision_checks import decision_problem
 from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
-from harness.journal import Journal, JournalEntry
+from harness.failures import Failure, FailureKind, decision_place
+from harness.journal import Journal, JournalEntry, JournalRead
+from harness.time_limit import TimedOut, call_within
 from harness.schema import EpisodeKey
 from market.data import MarketData
 from market.decision import Action, Decision, DecisionContext, Trace
@@ -45,6 +60,9 @@ from market.view import MarketView
 
 MIN_WINDOW_BARS = 2
 """Bars an episode needs: one daily return."""
+
+INVALID_ROWS_NAMED = 3
+"""Journaled rows that do not validate named in the warning line (the rest are counted)."""
 
 UNCOVERED_DAYS_TOLERATED = 3
 """Business days at either end of the test window that a ticker's bars may miss without a
@@ -82,6 +100,10 @@ class RunSpec:
     end: pd.Timestamp
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     batch_size: int = 256
+    retry_failed: bool = True
+    """Decide journaled failures again (False: keep them, counted as failed)."""
+    decision_timeout_s: float | str | None = "auto"
+    """Seconds one decision may take: "auto" (each framework's own), a number for all, None for no limit."""
 
     def __post_init__(self) -> None:
         for name, values, example in (("tickers", self.tickers, "NVDA"), ("seeds", self.seeds, "0")):
@@ -92,6 +114,22 @@ class RunSpec:
                 raise ConfigError(f"{name}: {', '.join(repeated)} named more than once")
         if self.batch_size < 1:
             raise ConfigError(f"batch_size: {self.batch_size}; it must be at least 1")
+        if not isinstance(self.retry_failed, bool):
+            raise ConfigError(f"retry_failed: {self.retry_failed!r}; it must be true or false")
+        limit = self.decision_timeout_s
+        number = isinstance(limit, (int, float)) and not isinstance(limit, bool)
+        if not (limit is None or limit == "auto" or (number and 0 < limit < float("inf"))):
+            raise ConfigError(f"decision_timeout_s: {limit!r}; it must be auto, null or a positive number of seconds")
+
+
+@dataclass
+class FailureCounts:
+    """One framework's failed decisions in a run: all of them, those reused from the journal as
+    they were, and journaled failures decided again (whatever the new attempt gave)."""
+
+    failed: int = 0
+    reused: int = 0
+    retried: int = 0
 
 
 @dataclass
@@ -103,8 +141,12 @@ class RunResult:
     made: int = 0
     reused: int = 0
     failed: int = 0
+    failures_reused: int = 0
+    failures_retried: int = 0
     journal_keys: dict[str, str] = field(default_factory=dict)
     """Framework name -> the journal key its decisions are stored under."""
+    failures: dict[str, FailureCounts] = field(default_factory=dict)
+    """Framework name -> its failure counts."""
 
 
 ToolsetFactory = Callable[[MarketView], Any]
@@ -175,16 +217,23 @@ class EpisodeRunner:
                 self._run_framework(entry, result)
         finally:
             gc.unfreeze()
+        for journal_entry in result.decisions:
+            if journal_entry.failure is not None:
+                result.failures.setdefault(journal_entry.framework, FailureCounts()).failed += 1
+        counts = result.failures.values()
+        result.failed = sum(c.failed for c in counts)
+        result.failures_reused, result.failures_retried = sum(c.reused for c in counts), sum(c.retried for c in counts)
         return result
 
     def _run_framework(self, entry: FrameworkEntry, result: RunResult) -> None:
         inputs = DecisionInputs(entry.config_hash, entry.fingerprint, self.data_fingerprint)
         self.journal.record_inputs(entry.name, inputs)
         result.journal_keys[entry.name] = inputs.key
-        journaled = self.journal.load(inputs.key)
         seeds = self.spec.seeds if entry.framework.stochastic else self.spec.seeds[:1]
         episodes = [(ticker, seed) for ticker in self.spec.tickers for seed in seeds]
         keys = [(t, d, s) for t, s in episodes for d in self._days[t]]
+        result.failures[entry.name] = FailureCounts()
+        journaled = self._reusable(entry, self.journal.read(inputs.key), keys, result)
         missing = [key for key in keys if key not in journaled]
         result.reused += len(keys) - len(missing)
         previous = self.journal.previous_inputs(entry.name, inputs.key) if missing else None
@@ -198,6 +247,56 @@ class EpisodeRunner:
         else:
             self._run_stateless(entry, episodes, missing, journaled, result, bar)
         bar.close()
+
+    def _reusable(self, entry: FrameworkEntry, read: JournalRead, keys: list[tuple[str, pd.Timestamp, int]],
+                  result: RunResult) -> dict[tuple[str, pd.Timestamp, int], JournalEntry]:
+        """The journaled decisions among `keys` that this run takes as they are (see the module docstring)."""
+        wanted = set(keys)
+        invalid = [(row.ticker, row.date, row.seed, row.problem) for row in read.unreadable
+                   if (row.ticker, row.date, row.seed) in wanted]
+        reusable = {}
+        for key in keys:
+            journaled = read.entries.get(key)
+            if journaled is None:
+                continue
+            problem = decision_problem(journaled.decision, self.spec.execution)
+            if problem is None:
+                reusable[key] = journaled
+            else:
+                invalid.append((*key, problem))
+        if invalid:
+            named = "; ".join(f"{decision_place(entry.name, t, d, s)}: {problem}"
+                              for t, d, s, problem in invalid[:INVALID_ROWS_NAMED])
+            more = f"; and {len(invalid) - INVALID_ROWS_NAMED} more" if len(invalid) > INVALID_ROWS_NAMED else ""
+            self.warn(f"{self.journal.path}: {len(invalid)} journaled decisions under key {result.journal_keys[entry.name]} do not "
+                      f"validate and are decided again: {named}{more}")
+        failed = [key for key, journaled in reusable.items() if journaled.failure is not None]
+        counts = result.failures[entry.name]
+        if failed and self.spec.retry_failed:
+            counts.retried = len(failed)
+            for key in failed:
+                del reusable[key]
+            self.warn(f"{entry.name}: {len(failed)} journaled failed decisions are decided again (retry_failed=false keeps them)")
+        elif failed:
+            counts.reused = len(failed)
+            self.warn(f"{entry.name}: {len(failed)} journaled failed decisions are kept as they are (retry_failed=false); "
+                      "they count as failed")
+        if entry.framework.stateful:
+            self._drop_after_gaps(entry, reusable, keys)
+        return reusable
+
+    def _drop_after_gaps(self, entry: FrameworkEntry, reusable: dict, keys: list[tuple[str, pd.Timestamp, int]]) -> None:
+        """Remove from `reusable` every decision of an episode after its first one to be decided (stateful frameworks)."""
+        gap: set[tuple[str, int]] = set()
+        dropped = 0
+        for ticker, date, seed in keys:  # in date order within each episode
+            if (ticker, seed) in gap:
+                dropped += reusable.pop((ticker, date, seed), None) is not None
+            elif (ticker, date, seed) not in reusable:
+                gap.add((ticker, seed))
+        if dropped:
+            self.warn(f"{entry.name}: {dropped} later journaled decisions are decided again as well: a stateful "
+                      "framework's decisions follow from the ones before")
 
     def _context(self, entry: FrameworkEntry, ticker: str, date: pd.Timestamp, seed: int,
                  portfolio=None) -> DecisionContext:
@@ -243,44 +342,65 @@ class EpisodeRunner:
 
     def _decide(self, entry: FrameworkEntry, contexts: list[DecisionContext],
                 result: RunResult) -> list[JournalEntry]:
-        """Decide a batch, isolate failures, journal the decisions in one transaction."""
+        """Decide a batch, isolate failures, check every decision, journal them in one transaction."""
         started = time.perf_counter()
-        decisions = self._decide_isolating_failures(entry.framework, contexts)
+        outputs = self._decide_isolating_failures(entry.framework, contexts, self._time_limit(entry))
         wall_s = (time.perf_counter() - started) / max(len(contexts), 1)
-        entries = [
-            JournalEntry(framework=entry.name, key=result.journal_keys[entry.name], ticker=c.ticker,
-                         date=c.date, seed=c.seed, decision=d, wall_s=wall_s)
-            for c, d in zip(contexts, decisions)
-        ]
+        entries = []
+        for context, output in zip(contexts, outputs):
+            decision, failure = self._checked(entry, context, output)
+            entries.append(JournalEntry(framework=entry.name, key=result.journal_keys[entry.name], ticker=context.ticker,
+                                        date=context.date, seed=context.seed, decision=decision, wall_s=wall_s,
+                                        failure=failure))
         self.journal.append(entries)
         result.made += len(entries)
-        result.failed += sum(1 for d in decisions if d.trace.error is not None)
         return entries
 
-    def _decide_isolating_failures(self, framework: DecisionMaker,
-                                   contexts: list[DecisionContext]) -> list[Decision]:
+    def _time_limit(self, entry: FrameworkEntry) -> float | None:
+        """Seconds one decision of `entry` may take (None: no limit); see the module docstring."""
+        if self.spec.decision_timeout_s != "auto":
+            return self.spec.decision_timeout_s
+        own = getattr(entry.framework, "decision_timeout_s", None)
+        return own() if callable(own) else own
+
+    def _decide_isolating_failures(self, framework: DecisionMaker, contexts: list[DecisionContext],
+                                   seconds: float | None) -> list[object]:
+        """What the framework returned for each context, or the `Failure` of the call that should have
+        returned it; a failing batch is decided again one context at a time."""
         try:
-            decisions = framework.decide(contexts)
-            if len(decisions) != len(contexts):
-                raise RuntimeError(f"returned {len(decisions)} decisions for {len(contexts)} contexts")
+            decisions = call_within(None if seconds is None else seconds * len(contexts), framework.decide, contexts)
+            if not isinstance(decisions, (list, tuple)) or len(decisions) != len(contexts):
+                got = f"{len(decisions)} decisions" if isinstance(decisions, (list, tuple)) else type(decisions).__name__
+                raise MalformedBatch(f"returned {got} for {len(contexts)} contexts")
         except Exception as error:  # noqa: BLE001 - a framework's failure must not end the run
             if len(contexts) > 1:
-                return [d for c in contexts for d in self._decide_isolating_failures(framework, [c])]
-            return [self._fallback(f"{type(error).__name__}: {error}")]
-        return [self._checked(d) for d in decisions]
+                return [d for c in contexts for d in self._decide_isolating_failures(framework, [c], seconds)]
+            if isinstance(error, TimedOut):
+                return [Failure(FailureKind.TIMEOUT, str(error))]
+            if isinstance(error, MalformedBatch):
+                return [Failure(FailureKind.MALFORMED, str(error))]
+            return [Failure(FailureKind.RAISED, f"{type(error).__name__}: {error}")]
+        return list(decisions)
 
-    def _checked(self, decision: Decision) -> Decision:
-        """The decision itself if the execution mode can fill it, else a recorded fallback."""
-        discrete = self.spec.execution.mode == "discrete"
-        if not isinstance(decision, Decision):
-            return self._fallback(f"framework returned {type(decision).__name__}, not a Decision")
-        if discrete and decision.action is None:
-            return self._fallback("a target decision in discrete execution mode")
-        if not discrete and decision.target is None:
-            return self._fallback("an action decision in target execution mode")
-        return decision
+    def _checked(self, entry: FrameworkEntry, context: DecisionContext, output: object) -> tuple[Decision, Failure | None]:
+        """The decision to journal and execute for `output`, and its failure: a failed call or an invalid decision
+        gets the fallback, a decision whose trace reports an error is kept as the framework's own fallback."""
+        place = decision_place(entry.name, context.ticker, context.date, context.seed)
+        if isinstance(output, Failure):
+            failure = Failure(output.kind, f"{place}: {output.message}")
+        elif (problem := decision_problem(output, self.spec.execution)) is not None:
+            failure = Failure(FailureKind.INVALID, f"{place}: {problem}")
+        elif output.trace.error is not None:
+            return output, Failure(FailureKind.REPORTED, f"{place}: {output.trace.error}")
+        else:
+            return output, None
+        return self._fallback(failure.message), failure
 
     def _fallback(self, error: str) -> Decision:
         if self.spec.execution.mode == "discrete":
-            return Decision(action=Action.HOLD, trace=Trace(error=error))
-        return Decision(target=0.0, trace=Trace(error=error))
+            return Decision(action=Action.HOLD, trace=Trace(error=error, fallback=True))
+        return Decision(target=0.0, trace=Trace(error=error, fallback=True))
+
+
+class MalformedBatch(Exception):
+    """`decide` returned something other than one decision per context."""

@@ -161,6 +161,9 @@ class ChatEngine:
     knowledge_cutoff: str | None = None
     """YYYY-MM: the latest month the model's training data can cover (its stated cutoff, else its
     release month, an upper bound); None when unknown. Reports warn when a test window precedes it."""
+    remote: bool = False
+    """True when answers come from another process over the network (an HTTP server), which may hang
+    or go away; frameworks over a remote engine give their decisions a time limit."""
 
     def __init__(self, cache: ResponseCache | None = None) -> None:
         self.cache = cache

@@ -155,6 +155,8 @@ def parse_response(data: Any, latency: float) -> ChatResult:
 class OpenAIEngine(ChatEngine):
     """Chat completions over HTTP: concurrent, retried, one result or error per conversation, the key out of sight."""
 
+    remote = True
+
     def __init__(
         self,
         base_url: str,

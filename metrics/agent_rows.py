@@ -16,7 +16,13 @@ Per framework (rule baselines leave the LLM columns blank):
   R = alpha R_result + R_format + R_tool (`single_agent.rewards`), R_result and R over labelled
   decisions only, R_result computed here from the executed answer (None for a fallback) and the
   regime under the reward config's own H, eta, theta;
-* constrained: whether decoding was held to a grammar (run.json `framework_facts`).
+* constrained: whether decoding was held to a grammar (run.json `framework_facts`);
+* failed = decisions that failed (the framework raised, timed out, returned an invalid decision
+  or reported an error: `harness.failures`), failures reused = journaled failures this run kept
+  as they were (`retry_failed=false`), failures retried = journaled failures it decided again
+  (run.json `failures`).
+
+The section appears when LLM frameworks ran or any decision failed.
 
 Warnings: a framework whose backbone's knowledge cutoff (run.json `framework_facts`) is later
 than the start of the test window may have seen what followed (except on a synthetic market,
@@ -54,7 +60,7 @@ def journal_entries(run: Run) -> list[JournalEntry]:
     path = run.path / JOURNAL
     if not path.is_file():
         raise DataError(f"{path}: missing (expected in a run directory, see docs/run_directory.md)")
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         entries = [e for framework, key in keys.items() for e in journal.load(key).values()
                    if (framework, e.ticker, e.date, e.seed) in wanted]
     return entries
@@ -132,6 +138,7 @@ def agent_numbers(run: Run) -> pd.DataFrame:
     """The numbers of the table, one row per framework of the run (see the module docstring)."""
     facts = decision_facts(run)
     described = run.info.get("framework_facts", {})
+    failures = run.info.get("failures", {})
     rows = {}
     for framework in run.frameworks:
         mine = facts[facts["framework"] == framework]
@@ -146,6 +153,7 @@ def agent_numbers(run: Run) -> pd.DataFrame:
             **{share: (made["action"] == share).mean() if llm and len(made) else np.nan for share in ACTIONS},
             "failures": _kinds(mine["failure_kinds"]),
             "constrained": described.get(framework, {}).get("constrained_decoding"),
+            **{f"failures_{count}": failures.get(framework, {}).get(count, np.nan) for count in FAILURE_COUNTS},
         }
         for component in ("R_result", "R_format", "R_tool", "R"):
             row[component] = mine[component].mean() if component in mine else np.nan
@@ -153,12 +161,17 @@ def agent_numbers(run: Run) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("framework")
 
 
+FAILURE_COUNTS = ("failed", "reused", "retried")
+"""The per-framework counts of run.json `failures`."""
+
 AGENT_FORMATS: dict[str, tuple[str, float, int]] = {
     "decisions": ("decisions", 1.0, 0), "valid": ("valid %", 100.0, 1), "fallback": ("fallback %", 100.0, 1),
     "tokens": ("tokens/dec", 1.0, 0), "tool_calls": ("tool calls/dec", 1.0, 2),
     "accuracy": ("regime acc %", 100.0, 1), "accuracy_model": ("regime acc % (model-made)", 100.0, 1),
     "BUY": ("BUY %", 100.0, 1), "SELL": ("SELL %", 100.0, 1), "HOLD": ("HOLD %", 100.0, 1),
     "R_result": ("R_result", 1.0, 3), "R_format": ("R_format", 1.0, 3), "R_tool": ("R_tool", 1.0, 3), "R": ("R", 1.0, 3),
+    "failures_failed": ("failed", 1.0, 0), "failures_reused": ("failures reused", 1.0, 0),
+    "failures_retried": ("failures retried", 1.0, 0),
 }
 """agent_numbers column -> (table heading, scale, decimals); the text columns follow as they are."""
 
@@ -166,7 +179,10 @@ CAPTION = ("Decision quality and cost: valid % = decisions executing the model's
            "fallback % = the rest; parse failures by kind; regime accuracy against the label (H = 7, eta = 0.8, "
            "theta = 1.5 %) over all decisions and over model-made ones; BUY/SELL/HOLD shares of model-made decisions; "
            "mean reward components of the single agent (R_result and R over labelled decisions; R_result of a "
-           "fallback is the reward config's invalid_result); constrained = decoding held to the protocol's grammar")
+           "fallback is the reward config's invalid_result); failed = decisions that failed (raised, timed out, invalid "
+           "or an error the framework reported), failures reused = journaled failures kept as they were "
+           "(retry_failed=false), failures retried = journaled failures decided again; "
+           "constrained = decoding held to the protocol's grammar")
 
 
 def agent_table(run: Run) -> pd.DataFrame:
@@ -208,13 +224,14 @@ def agent_warnings(run: Run) -> list[str]:
 
 
 def has_agents(run: Run) -> bool:
-    """True when some decision of the run made LLM calls."""
-    return bool((run.decisions["llm_calls"] > 0).any())
+    """True when some decision of the run made LLM calls or failed."""
+    failed = run.decisions["error"].notna().any() if "error" in run.decisions.columns else False
+    return bool((run.decisions["llm_calls"] > 0).any() or failed or run.info.get("failures_retried"))
 
 
 def agent_section(run: Run, tables_dir: Path) -> str:
     """The summary's Markdown section (warnings, caption, table), the table also written to
-    `tables_dir/agents.{md,tex}`; '' for a run without LLM decisions."""
+    `tables_dir/agents.{md,tex}`; '' for a run without LLM decisions or failures."""
     if not has_agents(run):
         return ""
     if not (run.path / JOURNAL).is_file():

@@ -29,7 +29,7 @@ from harness.run_directory import Run, load_run
 from harness.schema import EPISODE_KEYS
 from metrics.performance import METRIC_KEYS
 
-HOW_OBTAINED = ("wall_s", "decisions_made", "decisions_reused")
+HOW_OBTAINED = ("wall_s", "decisions_made", "decisions_reused", "failures_reused", "failures_retried", "failures")
 """``run.json`` facts about how the results were obtained, not what they are."""
 
 

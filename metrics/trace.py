@@ -101,7 +101,7 @@ def find_entries(run_dir: Path, ticker: str, date: pd.Timestamp, framework: str 
     path = run_dir / JOURNAL
     if not path.is_file():
         raise DataError(f"{path}: missing (expected in a run directory, see docs/run_directory.md)")
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         entries = journal.at(ticker, date)
     return [e for e in entries if (framework is None or e.framework == framework) and (seed is None or e.seed == seed)]
 

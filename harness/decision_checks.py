@@ -1,0 +1,84 @@
+"""Is a framework's output a decision the task can execute? Checked before it is journaled.
+
+`decision_problem(decision, execution)` returns why a framework's output cannot be journaled
+and executed under the run's execution rules, or None when it can. The runner turns a problem
+into a recorded failure (`harness.failures`, kind `invalid`) and executes the fallback; it
+applies the same check to every journaled decision it reads back, so a row written by an
+earlier TradeDuel or under other rules is decided again instead of breaking the run.
+
+The checks, in order:
+
+1. the output is a `Decision` with a `Trace` (a plugin may return anything);
+2. the task's own check, one function per task kind (`TASK_CHECKS`, by execution mode):
+   - `discrete` (BUY/SELL/HOLD, the paper's rules): `action` is an `Action`, `target` unset;
+   - `target` (target exposure): `target` is a finite number within the cap,
+     [-max_leverage, max_leverage] with `allow_short`, else [0, max_leverage]; `action` unset;
+3. `confidence`, when given, is a finite number;
+4. the decision survives the journal: its JSON form validates as a `Decision` again. This
+   catches what `Decision.model_construct` or an assignment let through without validation
+   (a value of the wrong type, a trace whose extras cannot be stored).
+
+Pydantic validates a `Decision` built the normal way, but `model_construct` and attribute
+assignment skip that, and NaN or infinite numbers pass pydantic's float fields.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from core.errors import one_line
+from harness.execution import ExecutionConfig
+from market.decision import Action, Decision, Trace
+
+TaskCheck = Callable[[Decision, ExecutionConfig], "str | None"]
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_action(decision: Decision, execution: ExecutionConfig) -> str | None:
+    """The discrete task: one of BUY, SELL, HOLD and no target."""
+    if decision.target is not None:
+        return f"a target ({decision.target!r}) in discrete execution mode, which takes an action"
+    if not isinstance(decision.action, Action):
+        names = ", ".join(a.value for a in Action)
+        return "no action" if decision.action is None else f"action {decision.action!r} is not one of {names}"
+    return None
+
+
+def check_target(decision: Decision, execution: ExecutionConfig) -> str | None:
+    """The target task: a finite target exposure within the leverage cap (and not short unless shorts are allowed), no action."""
+    if decision.action is not None:
+        return f"an action ({decision.action!r}) in target execution mode, which takes a target exposure"
+    target = decision.target
+    if not _finite_number(target):
+        return "no target" if target is None else f"target {target!r} is not a finite number"
+    low = -execution.max_leverage if execution.allow_short else 0.0
+    if not low <= target <= execution.max_leverage:
+        shorts = "" if execution.allow_short else " (execution.allow_short is false)"
+        return f"target {target:g} is outside [{low:g}, {execution.max_leverage:g}]{shorts}"
+    return None
+
+
+TASK_CHECKS: dict[str, TaskCheck] = {"discrete": check_action, "target": check_target}
+"""Execution mode -> the check of its decisions."""
+
+
+def decision_problem(decision: object, execution: ExecutionConfig) -> str | None:
+    """Why `decision` cannot be journaled and executed under `execution` (see the module docstring); None when it can."""
+    if not isinstance(decision, Decision):
+        return f"returned {type(decision).__name__}, not a Decision"
+    if not isinstance(decision.trace, Trace):
+        return f"its trace is {type(decision.trace).__name__}, not a Trace"
+    problem = TASK_CHECKS[execution.mode](decision, execution)
+    if problem is not None:
+        return problem
+    if decision.confidence is not None and not _finite_number(decision.confidence):
+        return f"confidence {decision.confidence!r} is not a finite number"
+    try:
+        Decision.model_validate_json(decision.model_dump_json())
+    except Exception as error:  # noqa: BLE001 - any failure to store or read it back is the decision's problem
+        return f"it cannot be stored and read back: {one_line(error)}"
+    return None
