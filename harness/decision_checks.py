@@ -51,7 +51,8 @@ def check_action(decision: Decision, execution: ExecutionConfig) -> str | None:
 def check_target(decision: Decision, execution: ExecutionConfig) -> str | None:
     """The target task: a finite target exposure within the leverage cap (and not short unless shorts are allowed), no action."""
     if decision.action is not None:
-        return f"an action ({decision.action!r}) in target execution mode, which takes a target exposure"
+        shown = decision.action.value if isinstance(decision.action, Action) else repr(decision.action)
+        return f"an action ({shown}) in target execution mode, which takes a target exposure"
     target = decision.target
     if not _finite_number(target):
         return "no target" if target is None else f"target {target!r} is not a finite number"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from frameworks.base import TradingFramework
@@ -94,3 +95,16 @@ class Stateful(TradingFramework):
             raise RuntimeError("boom")
         self.decided += [context.date for context in batch]
         return [Decision(action=Action.BUY if context.portfolio.shares == 0 else Action.SELL) for context in batch]
+
+
+class Gate(TradingFramework):
+    """BUY once the file `opens` exists (a run held open until the test lets it finish; at most 120 s)."""
+
+    def __init__(self, opens: str):
+        self.opens = Path(opens)
+
+    def decide(self, batch):
+        deadline = time.monotonic() + 120
+        while not self.opens.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return [Decision(action=Action.BUY) for _ in batch]
