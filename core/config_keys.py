@@ -32,6 +32,16 @@ HYDRA_KEYS = frozenset({"_target_", "_convert_", "_recursive_", "_partial_", "_a
 Model = TypeVar("Model", bound=BaseModel)
 
 
+def flatten(tree: object, prefix: str = "") -> dict[str, object]:
+    """Nested dicts as {"a.b.c": leaf}; lists stay leaves."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    flat = {}
+    for key, value in tree.items():
+        flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
 def unknown_key(key: str, known: list[str], where: str) -> ConfigError:
     """The one-line error for `key` at `where`, naming the nearest of `known` (or all of them)."""
     nearest = difflib.get_close_matches(key, known, n=1)

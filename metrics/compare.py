@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from core.config_keys import flatten
 from core.errors import DataError
 from harness.run_directory import Run, load_run
 from harness.schema import EPISODE_KEYS
@@ -37,16 +38,6 @@ def fact_differences(a: Run, b: Run) -> dict[str, tuple[object, object]]:
     """``run.json`` keys whose values differ: {key: (A, B)}; missing keys read as None."""
     keys = [k for k in dict.fromkeys([*a.info, *b.info]) if k not in HOW_OBTAINED]
     return {k: (a.info.get(k), b.info.get(k)) for k in keys if a.info.get(k) != b.info.get(k)}
-
-
-def flatten(tree: object, prefix: str = "") -> dict[str, object]:
-    """Nested dicts as {"a.b.c": leaf}; lists stay leaves."""
-    if not isinstance(tree, dict):
-        return {prefix: tree}
-    flat = {}
-    for key, value in tree.items():
-        flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return flat
 
 
 def config_differences(a: Run, b: Run) -> dict[str, tuple[object, object]]:
