@@ -29,7 +29,7 @@ import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
-from core.config_keys import typed_config, unknown_key
+from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, DataError, one_line
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
 from frameworks.replay import MemorisationProbe, replay_entries
@@ -68,12 +68,7 @@ def listed(cfg: DictConfig, name: str, kind: type) -> list:
 
 def check_top_level_keys(cfg: DictConfig) -> None:
     """Refuse a top-level key that configs/config.yaml does not declare (`+seed=1` for `seeds`)."""
-    primary = OmegaConf.load(CONFIG_DIR / "config.yaml")
-    groups = [name for entry in primary.defaults if not isinstance(entry, str) for name in entry]
-    known = [*groups, *(key for key in primary if key != "defaults")]
-    for key in cfg:
-        if key not in known:
-            raise unknown_key(str(key), known, "top level")
+    check_primary_keys(cfg, CONFIG_DIR / "config.yaml")
 
 
 def require_values(cfg: DictConfig) -> None:

@@ -13,7 +13,9 @@ the reward's components as reward functions, validated on the valid split throug
 benchmark's runner. Everything lands in `output_dir` (outputs/train/<recipe>/seed-<seed>):
 `steps.csv`, `tensorboard/`, `validation.csv`, `checkpoint-<step>/policy/` (what
 `run_benchmark.py ... frameworks.<name>.checkpoint=<path>` evaluates). The same command resumes
-a killed run from its last checkpoint. Bad configuration stops with one `error:` line, exit 2.
+a killed run from its last checkpoint; a different run into the same `output_dir` (another seed,
+recipe, model or data) is refused with one line naming what differs, unless `resume=force`
+(`training.run_identity`). Bad configuration stops with one `error:` line, exit 2.
 """
 
 from __future__ import annotations
@@ -28,21 +30,23 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
-from core.config_keys import typed_config
+from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, DataError, one_line
 from frameworks.registry import instantiate_or_explain
+from harness.decision_inputs import data_fingerprint
 from harness.execution import ExecutionConfig
 from market.data import MarketData
 from market.splits import Splits
 from single_agent.protocol import load_protocol
 from single_agent.rewards import RewardConfig, load_reward_config
 from training.async_trainer import async_grpo_trainer
-from training.checkpoints import checkpoint_step, last_checkpoint
+from training.checkpoints import check_checkpoint_model, checkpoint_step, last_checkpoint
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes, supervised_dataset
 from training.grpo import grpo_trainer
 from training.policy_model import initial_policy_folder, load_policy, rollout_engine
 from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset
+from training.run_identity import claim_output_dir, record_identity, run_identity
 from training.trainer_arguments import monitoring_callbacks
 from training.validation import Validation, ValidationSetup
 from training.warm_start import run_warm_start, warm_start_policy
@@ -65,6 +69,7 @@ def validation_setup(data: MarketData, tickers: list[str], splits: Splits, cfg: 
 
 def train(cfg: DictConfig) -> Path:
     """Run (or resume) the configured training; returns the output directory."""
+    check_primary_keys(cfg, CONFIG_DIR / "train_single_agent.yaml")
     missing = sorted(OmegaConf.missing_keys(cfg))
     if missing:
         raise ConfigError(f"{missing[0]} is not set: add {missing[0]}=VALUE to the command line")
@@ -80,6 +85,10 @@ def train(cfg: DictConfig) -> Path:
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
     protocol, reward = load_protocol(config.protocol), load_reward_config(config.reward)
+    identity = run_identity({**{key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("train", "data", "split")},
+                             "seed": seed, "tickers": tickers, "data_digest": data_fingerprint(data, splits.valid.end)})
+    config_hash = claim_output_dir(output_dir, identity, str(cfg.resume))
+    resume = last_checkpoint(output_dir)
     train_days = labelled_days(data, tickers, splits.train, reward)
 
     start = initial_policy_folder(config.model)
@@ -95,7 +104,9 @@ def train(cfg: DictConfig) -> Path:
         start = warm_start_policy(output_dir)
 
     model, tokenizer = load_policy(start, config.model)
-    resume = last_checkpoint(output_dir)
+    if resume is not None:
+        check_checkpoint_model(resume, model, config.model)
+    record_identity(output_dir, identity)  # the run goes on as this one (also after resume=force)
     callbacks = monitoring_callbacks(output_dir, config.monitoring, checkpoint_step(resume))
     if config.monitoring.validate_every:
         setup = validation_setup(data, tickers, splits, cfg, config, reward)
@@ -113,7 +124,8 @@ def train(cfg: DictConfig) -> Path:
         trainer = grpo_trainer(model, tokenizer, prompts, config, protocol, reward, data, output_dir, seed, callbacks)
         trainer.train(resume_from_checkpoint=str(resume) if resume else None)
 
-    facts = {"recipe": config.name, "mode": config.mode, "seed": seed, "tickers": tickers, "train_prompts": len(prompt_days),
+    facts = {"recipe": config.name, "mode": config.mode, "seed": seed, "tickers": tickers, "config_hash": config_hash,
+             "train_prompts": len(prompt_days),
              "started_from": str(start), "resumed_from": str(resume) if resume else None,
              "steps": trainer.state.global_step, "wall_s_this_call": round(time.perf_counter() - started, 1)}
     (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")

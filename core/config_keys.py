@@ -19,9 +19,11 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hydra.utils import get_object
+from omegaconf import OmegaConf
 from pydantic import BaseModel, ValidationError
 
 from core.errors import ConfigError, one_line
@@ -133,6 +135,17 @@ def check_target_keys(values: Mapping[str, object], where: str) -> None:
     target = _locate(values.get("_target_"))
     if target is not None:
         check_keys(values, target, where)
+
+
+def check_primary_keys(cfg: Mapping[str, object], primary: Path) -> None:
+    """Refuse a top-level key that the primary config file `primary` does not declare (a group in its
+    `defaults` or a key of its own): `+seeed=1` for `seed` stops the run instead of being ignored."""
+    declared = OmegaConf.load(primary)
+    groups = [name for entry in declared.defaults if not isinstance(entry, str) for name in entry]
+    known = [*groups, *(key for key in declared if key != "defaults")]
+    for key in cfg:
+        if key not in known:
+            raise unknown_key(str(key), known, "top level")
 
 
 def typed_config(model: type[Model], values: Mapping[str, object], where: str) -> Model:

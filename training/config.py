@@ -17,7 +17,9 @@ from llm_backends.tiny import TinySpec
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Unknown keys and non-finite numbers (inf, nan: an optimizer step of inf writes NaN weights) are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TinyModel(_Strict):

@@ -18,6 +18,7 @@ import pytest
 from cli_helpers import ROOT
 from llm_backends.paths import CACHE_ENV
 from llm_backends.transformers_engine import transformers_engine
+from training.checkpoints import MARKER
 from training_runs import FAST
 
 STEPS = 3
@@ -33,7 +34,7 @@ def test_a_killed_async_run_resumes_where_it_stopped(cache_root, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), CACHE_ENV: str(cache_root), "TRL_EXPERIMENTAL_SILENCE": "1"}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
-    while not (killed / "checkpoint-1" / "policy" / "config.json").is_file():
+    while not (killed / "checkpoint-1" / MARKER).is_file():  # written last: the checkpoint is complete
         assert process.poll() is None, process.stderr.read().decode()[-2000:]
         assert time.monotonic() < deadline, "no checkpoint within 300 s"
         time.sleep(0.2)
@@ -41,7 +42,7 @@ def test_a_killed_async_run_resumes_where_it_stopped(cache_root, tmp_path):
     process.wait()
     assert not (killed / f"checkpoint-{STEPS}").exists()
     resumed_at = max(int(p.name.removeprefix("checkpoint-")) for p in killed.glob("checkpoint-*")
-                     if (p / "policy" / "config.json").is_file())
+                     if (p / MARKER).is_file())
     next_group = json.loads((killed / f"checkpoint-{resumed_at}" / "async_state.json").read_text())["next_group"]
 
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

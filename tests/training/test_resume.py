@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 import train_single_agent
 from cli_helpers import ROOT
 from llm_backends.paths import CACHE_ENV
+from training.checkpoints import MARKER
 from training_runs import FAST, fast_config
 
 STEPS = 3
@@ -30,7 +31,7 @@ def test_a_killed_run_resumes_where_it_stopped(cache_root, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), CACHE_ENV: str(cache_root), "TRL_EXPERIMENTAL_SILENCE": "1"}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
-    while not (killed / "checkpoint-1" / "policy" / "config.json").is_file():
+    while not (killed / "checkpoint-1" / MARKER).is_file():  # written last: the checkpoint is complete
         assert process.poll() is None, process.stderr.read().decode()[-2000:]
         assert time.monotonic() < deadline, "no checkpoint within 300 s"
         time.sleep(0.2)
