@@ -21,6 +21,12 @@ import torch
 from llm_backends.types import SamplingParams
 
 
+DISTINCT_SEEDS = 2**32
+"""Seeds the generator tells apart: torch's CPU generator (mt19937) keeps the low 32 bits of a seed,
+so seeds that agree there (0 and 2**32, 2**63 and -2**63) sample alike. The server accepts seeds in
+[0, DISTINCT_SEEDS) only."""
+
+
 def row_generator(seed: int | None) -> torch.Generator:
     """A CPU generator for one row: seeded with `seed`, or from fresh OS entropy when None."""
     generator = torch.Generator()

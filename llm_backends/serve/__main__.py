@@ -8,6 +8,7 @@ import os
 
 from llm_backends.configs import load_engine
 from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
+from llm_backends.serve.body import DEFAULT_MAX_BODY_BYTES
 from llm_backends.serve.server import listening_socket, uvicorn_server
 
 log = logging.getLogger("llm_backends.serve")
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> None:
         "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="SECONDS",
         help="stop a completion that is not done this long after it was accepted and answer 504 (0: no limit)",
     )
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="BYTES",
+        help="refuse a request body larger than this (413) before reading it",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     api_key = None
@@ -40,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     engine = load_engine(args.engine, args.set)
     try:
         try:
-            app = build_app(engine, api_key, args.context_length, args.request_timeout or None)
+            app = build_app(engine, api_key, args.context_length, args.request_timeout or None, args.max_body_bytes)
         except ValueError as err:
             parser.error(str(err))
         try:

@@ -1,9 +1,10 @@
 """The HTTP surface: a FastAPI app with OpenAI's routes, bearer auth and OpenAI-shaped errors.
 
-Routes: `GET /v1/models`, `GET /v1/models/{model}`, `POST /v1/chat/completions`. Every
-response, a refusal included, is sent after the request body has been read, so a keep-alive
-connection stays usable after a 401 or 404. Unknown routes and methods get OpenAI's error
-shape. A completion's `X-TradeDuel-Cache` header is `hit` when every choice was replayed from
+Routes: `GET /v1/models`, `GET /v1/models/{model}`, `POST /v1/chat/completions`. The API key is
+checked before the request body is read, and a body over `max_body_bytes` is refused with a 413
+before it is read into memory (`body`). Every other response, a refusal included, is sent after
+the request body has been read (a refused one is read and dropped), so a keep-alive connection
+stays usable after a 401 or 404. Unknown routes and methods get OpenAI's error shape. A completion's `X-TradeDuel-Cache` header is `hit` when every choice was replayed from
 the response cache, else `miss`. Generation runs on worker threads (see `generation`), whole
 (`lifetime`: stopped when the client leaves or the request timeout passes) or streamed
 (`streaming`).
@@ -23,6 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from llm_backends.engine import ChatEngine
+from llm_backends.serve.body import DEFAULT_MAX_BODY_BYTES, discard_body, read_body
 from llm_backends.serve.errors import APIError
 from llm_backends.serve.generation import decode, plan_choices
 from llm_backends.serve.lifetime import ClientGone, Deadline, settle
@@ -40,8 +42,8 @@ DEFAULT_REQUEST_TIMEOUT_S = 600.0
 
 
 def error_response(error: APIError) -> JSONResponse:
-    """An APIError as OpenAI sends it."""
-    return JSONResponse(error.body(), status_code=error.status)
+    """An APIError as OpenAI sends it; a 413 closes the connection (the rest of its body is never read)."""
+    return JSONResponse(error.body(), status_code=error.status, headers={"Connection": "close"} if error.status == 413 else None)
 
 
 def cache_header(cached: bool) -> dict[str, str]:
@@ -54,6 +56,7 @@ def build_app(
     api_key: str | None = None,
     context_length: int | None = None,
     request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> FastAPI:
     """The app serving `engine`; with `api_key`, every route requires `Authorization: Bearer <api_key>`.
 
@@ -61,20 +64,24 @@ def build_app(
     required for engines that do not report it. `request_timeout_s` (None: no limit) bounds
     the time from accepting a completion request to the end of its answer; past it the
     generation is stopped and the client gets a 504 (or, once a stream has begun, an error event).
+    `max_body_bytes` bounds a request's body (a larger one is a 413, unread).
     """
     if request_timeout_s is not None and request_timeout_s <= 0:
         raise ValueError(f"request_timeout_s must be positive (or None for no limit), got {request_timeout_s}")
+    if max_body_bytes < 1:
+        raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     window = ContextWindow.of(engine, context_length)
     created = int(time.time())
 
     async def admit(request: Request) -> None:
-        """Read the body first (so the connection can be reused whatever the answer), then check the key."""
-        await request.body()
-        if api_key is None:
-            return
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), api_key.encode()):
-            raise APIError(401, "missing or wrong API key in the Authorization header", code="invalid_api_key")
+        """Check the key before the body is read (a refused body is dropped, so the connection can be reused),
+        then read the body within the size limit into `request.state.body`."""
+        if api_key is not None:
+            scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), api_key.encode()):
+                await discard_body(request, max_body_bytes)
+                raise APIError(401, "missing or wrong API key in the Authorization header", code="invalid_api_key")
+        request.state.body = await read_body(request, max_body_bytes)
 
     app = FastAPI(
         title="TradeDuel OpenAI-compatible server", docs_url=None, redoc_url=None, openapi_url=None,
@@ -92,7 +99,7 @@ def build_app(
 
     @app.exception_handler(HTTPException)
     async def no_route(request: Request, error: HTTPException) -> JSONResponse:
-        await request.body()
+        await discard_body(request, max_body_bytes)
         where = f"{request.method} {request.url.path}"
         message = f"Invalid URL ({where})" if error.status_code == 404 else f"{error.detail} ({where})"
         return error_response(APIError(error.status_code, message))
@@ -109,7 +116,7 @@ def build_app(
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
-        job = read_request(await request.body(), engine.model)
+        job = read_request(request.state.body, engine.model)
         deadline = Deadline(request_timeout_s)
         cancel = threading.Event()
         try:

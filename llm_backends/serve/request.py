@@ -13,7 +13,10 @@ model and returning its text as content; `"required"` or a named function forces
 `constraints`). Content given as a list of text parts is joined with newlines. The `developer`
 role is read as `system`. `max_tokens` and `max_completion_tokens` are the same limit (the
 latter is OpenAI's current name); null leaves the completion all the context that the prompt
-leaves (see `limits`). With `n` > 1 and a `seed`, choice i samples with seed + i. Beyond
+leaves (see `limits`). With `n` > 1 and a `seed`, choice i samples with seed + i; seeds are in
+[0, 2**32) (`sampling.DISTINCT_SEEDS`: the seeds the engine tells apart, so distinct seeds give
+distinct samples), seed + n - 1 included. A tool's `parameters` must be a valid JSON schema of an
+object whatever `tool_choice` says (jsonschema's check against the schema's own metaschema). Beyond
 OpenAI's fields, vLLM's `structured_outputs: {"grammar": ...}` takes a grammar in llguidance's
 Lark dialect as is.
 """
@@ -23,8 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import SchemaError
+from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from llm_backends.sampling import DISTINCT_SEEDS
 from llm_backends.serve.errors import APIError, bad_request, unsupported
 from llm_backends.types import Conversation, SamplingParams, ToolSchema
 
@@ -73,7 +79,7 @@ class ChatCompletionRequest(BaseModel):
     max_completion_tokens: int | None = Field(None, ge=1)
     stop: Any = None
     """A string, a list of up to MAX_STOP_STRINGS strings, or null; validated into a tuple of strings."""
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0, lt=DISTINCT_SEEDS)
     n: int | None = Field(None, ge=1, le=MAX_CHOICES)
     stream: bool | None = None
     stream_options: dict[str, Any] | None = None
@@ -109,6 +115,8 @@ class ChatCompletionRequest(BaseModel):
                 raise ValueError(f"tools[{t}]: must be {{'type': 'function', 'function': {{...}}}}")
             if not isinstance(function.get("name"), str) or not function["name"]:
                 raise ValueError(f"tools[{t}].function.name: must be a non-empty string")
+            if function.get("parameters") is not None:
+                check_parameters(function["parameters"], f"tools[{t}].function.parameters")
         return tools
 
     @field_validator("stop")
@@ -121,6 +129,19 @@ class ChatCompletionRequest(BaseModel):
         if isinstance(stop, list) and len(stop) <= MAX_STOP_STRINGS and all(isinstance(s, str) for s in stop):
             return tuple(stop)
         raise ValueError(f"stop: must be a string, a list of up to {MAX_STOP_STRINGS} strings, or null; got {stop!r}")
+
+
+def check_parameters(schema: Any, where: str) -> None:
+    """ValueError unless `schema` is a JSON schema (valid under its metaschema) describing an object."""
+    if not isinstance(schema, dict):
+        raise ValueError(f"{where}: must be a JSON schema object, got {type(schema).__name__}")
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as err:
+        inside = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        raise ValueError(f"{where}{inside}: not a valid JSON schema: {err.message}") from None
+    if schema.get("type", "object") != "object":
+        raise ValueError(f"{where}.type: the arguments of a call are an object, got type {schema['type']!r}")
 
 
 @dataclass(frozen=True)
@@ -299,6 +320,9 @@ def read_request(raw: bytes, served_model: str) -> ChatJob:
             param="model", code="model_not_found",
         )
     refuse_unhonourable(request)
+    if request.seed is not None and request.seed + (request.n or 1) > DISTINCT_SEEDS:
+        raise bad_request("seed", f"seed: choice i samples with seed + i, so with n={request.n} the seed may be at most "
+                          f"{DISTINCT_SEEDS - request.n}, got {request.seed}")
     max_tokens, param = completion_limit(request)
     tools = None if request.tool_choice == "none" else request.tools
     forced = forced_tools(request.tool_choice, request.tools)

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from llm_backends.engine import ChatEngine
 from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
+from llm_backends.serve.body import DEFAULT_MAX_BODY_BYTES
 
 GRACEFUL_SHUTDOWN_S = 5
 """How long stopping waits for requests in flight before cancelling them (which stops their generations)."""
@@ -75,6 +76,7 @@ def start_server(
     api_key: str | None = None,
     context_length: int | None = None,
     request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> BackgroundServer:
     """Serve `engine` on a background thread (see `build_app` for the options); the engine stays the caller's to close."""
-    return BackgroundServer(build_app(engine, api_key, context_length, request_timeout_s), host, port)
+    return BackgroundServer(build_app(engine, api_key, context_length, request_timeout_s, max_body_bytes), host, port)
