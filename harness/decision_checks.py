@@ -67,17 +67,24 @@ TASK_CHECKS: dict[str, TaskCheck] = {"discrete": check_action, "target": check_t
 """Execution mode -> the check of its decisions."""
 
 
-def decision_problem(decision: object, execution: ExecutionConfig) -> str | None:
-    """Why `decision` cannot be journaled and executed under `execution` (see the module docstring); None when it can."""
+def task_problem(decision: object, execution: ExecutionConfig) -> str | None:
+    """Checks 1 to 3 of the module docstring: why `decision` cannot be executed under `execution`, or None.
+    Enough for a decision read back from the journal, which has survived its JSON form."""
     if not isinstance(decision, Decision):
         return f"returned {type(decision).__name__}, not a Decision"
     if not isinstance(decision.trace, Trace):
         return f"its trace is {type(decision.trace).__name__}, not a Trace"
     problem = TASK_CHECKS[execution.mode](decision, execution)
+    if problem is None and decision.confidence is not None and not _finite_number(decision.confidence):
+        return f"confidence {decision.confidence!r} is not a finite number"
+    return problem
+
+
+def decision_problem(decision: object, execution: ExecutionConfig) -> str | None:
+    """Why `decision` cannot be journaled and executed under `execution` (see the module docstring); None when it can."""
+    problem = task_problem(decision, execution)
     if problem is not None:
         return problem
-    if decision.confidence is not None and not _finite_number(decision.confidence):
-        return f"confidence {decision.confidence!r} is not a finite number"
     try:
         Decision.model_validate_json(decision.model_dump_json())
     except Exception as error:  # noqa: BLE001 - any failure to store or read it back is the decision's problem

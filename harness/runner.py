@@ -47,13 +47,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from core.errors import ConfigError
-from harness.decision_checks import decision_problem
+from harness.decision_checks import decision_problem, task_problem
 from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
-from harness.time_limit import TimedOut, call_within
 from harness.schema import EpisodeKey
+from harness.time_limit import TimedOut, call_within
 from market.data import MarketData
 from market.decision import Action, Decision, DecisionContext, Trace
 from market.view import MarketView
@@ -259,7 +259,7 @@ class EpisodeRunner:
             journaled = read.entries.get(key)
             if journaled is None:
                 continue
-            problem = decision_problem(journaled.decision, self.spec.execution)
+            problem = task_problem(journaled.decision, self.spec.execution)  # it was read from the journal's JSON
             if problem is None:
                 reusable[key] = journaled
             else:

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from frameworks.base import TradingFramework
 from market.decision import Action, Decision, Trace
 
@@ -60,11 +62,31 @@ class Returns(TradingFramework):
         return self.decisions if self.decisions is not None else [self.make() for _ in batch]
 
 
+class ConstantTarget(TradingFramework):
+    """The same target exposure every day (NaN and inf included: a plugin's arithmetic gone wrong)."""
+
+    def __init__(self, target: float):
+        self.target = target
+
+    def decide(self, batch):
+        return [Decision(target=self.target) for _ in batch]
+
+
+class Constructed(TradingFramework):
+    """`Decision.model_construct(action=action)` every day: pydantic's validation skipped."""
+
+    def __init__(self, action: str):
+        self.action = action
+
+    def decide(self, batch):
+        return [Decision.model_construct(action=self.action, target=None, confidence=None, trace=Trace()) for _ in batch]
+
+
 class Hangs(TradingFramework):
     """BUY, except that a decision on one of `hang_on` dates never returns (until `release` is set)."""
 
     def __init__(self, hang_on=(), limit_s: float | None = None):
-        self.hang_on = set(hang_on)
+        self.hang_on = {pd.Timestamp(date) for date in hang_on}
         self.limit_s = limit_s
         self.release = threading.Event()
         self.threads: set[str] = set()

@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import ROOT, benchmark_command, support_env
 from harness_runs import DAYS, day, on
 from misbehaving import Returns
 
@@ -22,6 +25,7 @@ from market.decision import Action, Decision, Trace
 
 pytestmark = pytest.mark.timeout(120)
 
+HERE = Path(__file__).resolve().parent
 DISCRETE, TARGET = ExecutionConfig(), ExecutionConfig(mode="target", allow_short=True, max_leverage=1.0)
 
 INVALID = [
@@ -116,3 +120,21 @@ def test_a_decision_that_validates_reads_back_unchanged(journaled):
         entries = next(iter(journal._db.execute("SELECT key FROM decisions")))
         read = journal.read(entries[0])
     assert read.unreadable == [] and all(e.decision == decision for e in read.entries.values())
+
+
+@pytest.mark.parametrize(("framework", "mode"), [
+    (["+frameworks.plugin._target_=misbehaving.ConstantTarget", "+frameworks.plugin.target=nan"], "target"),
+    (["+frameworks.plugin._target_=misbehaving.ConstantTarget", "+frameworks.plugin.target=inf"], "target"),
+    (["+frameworks.plugin._target_=misbehaving.Constructed", "+frameworks.plugin.action='buy '"], "paper"),
+])
+def test_on_the_command_line_a_bad_plugin_is_counted_and_every_rerun_works(tmp_path, framework, mode):
+    """The reproduction: a plugin's NaN or infinite target, or a model_construct bypass, then the same command again."""
+    command = benchmark_command("+suite=smoke", "tickers=[NVDA]", "seeds=[0]", "split.test.end=2020-01-10",
+                                f"execution={mode}", "~frameworks", *framework, f"hydra.run.dir={tmp_path}")
+    for attempt in ("first", "again"):
+        done = subprocess.run(command, cwd=ROOT, env=support_env(HERE), capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "7 decisions made, 0 reused from the journal, 7 failed" in done.stdout, (attempt, done.stdout)
+    assert "7 journaled failed decisions are decided again" in done.stderr
+    facts = json.loads((tmp_path / "run.json").read_text())
+    assert (facts["decisions_failed"], facts["failures_retried"]) == (7, 7)
