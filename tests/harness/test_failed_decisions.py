@@ -92,6 +92,7 @@ def compose_run(run_dir, *overrides: str):
     return cfg
 
 
+@pytest.mark.slow
 def test_run_json_the_decision_line_and_the_agents_table_count_failures_reused_and_retried(tmp_path, capsys):
     run_benchmark.run(compose_run(tmp_path), tmp_path)
     facts = json.loads((tmp_path / "run.json").read_text())

@@ -65,6 +65,7 @@ def test_call_within_returns_raises_or_gives_up():
     never.set()
 
 
+@pytest.mark.slow
 def test_the_debate_over_an_http_engine_has_a_limit_and_over_a_local_one_none(tmp_path, monkeypatch):
     from frameworks.multi_agent import REMOTE_DECISION_TIMEOUT_S, MultiAgentDebate
 

@@ -127,6 +127,7 @@ def test_a_decision_that_validates_reads_back_unchanged(journaled):
     (["+frameworks.plugin._target_=misbehaving.ConstantTarget", "+frameworks.plugin.target=inf"], "target"),
     (["+frameworks.plugin._target_=misbehaving.Constructed", "+frameworks.plugin.action='buy '"], "paper"),
 ])
+@pytest.mark.slow
 def test_on_the_command_line_a_bad_plugin_is_counted_and_every_rerun_works(tmp_path, framework, mode):
     """The reproduction: a plugin's NaN or infinite target, or a model_construct bypass, then the same command again."""
     command = benchmark_command("+suite=smoke", "tickers=[NVDA]", "seeds=[0]", "split.test.end=2020-01-10",

@@ -36,6 +36,7 @@ def one_error_line(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_an_edited_journal_stops_the_rerun_in_one_line(tmp_path):
     assert benchmark(f"hydra.run.dir={tmp_path}").returncode == 0
     with sqlite3.connect(tmp_path / "journal.sqlite") as db:
@@ -45,6 +46,7 @@ def test_an_edited_journal_stops_the_rerun_in_one_line(tmp_path):
     assert line.endswith("to decide afresh, or run into another directory")
 
 
+@pytest.mark.slow
 def test_the_second_of_two_identical_runs_started_at_once_is_refused_and_the_first_ends_well(tmp_path):
     run_dir, opens = tmp_path / "run", tmp_path / "open"
     command = benchmark_command(*SMALL, *gated(opens), f"hydra.run.dir={run_dir}")
@@ -65,6 +67,7 @@ def test_the_second_of_two_identical_runs_started_at_once_is_refused_and_the_fir
     assert "147 decisions made, 0 reused from the journal, 0 failed" in out
 
 
+@pytest.mark.slow
 def test_a_run_directory_whose_parent_is_a_file_is_one_line(tmp_path):
     (tmp_path / "notes").write_text("a file")
     line = one_error_line(benchmark(f"hydra.run.dir={tmp_path / 'notes' / 'run'}"))
@@ -72,6 +75,7 @@ def test_a_run_directory_whose_parent_is_a_file_is_one_line(tmp_path):
                     "cannot be created; choose another directory (hydra.run.dir=DIR)")
 
 
+@pytest.mark.slow
 def test_a_run_directory_that_cannot_be_created_is_one_line():
     line = one_error_line(benchmark("hydra.run.dir=/proc/tradeduel-run"))
     assert line.startswith("error: hydra.run.dir: /proc/tradeduel-run cannot be created in /proc (")
@@ -97,6 +101,7 @@ def namespaces():
         pytest.skip("no user and mount namespaces here (unshare -rm) to make a path read-only for root")
 
 
+@pytest.mark.slow
 def test_a_read_only_run_directory_and_a_read_only_journal_are_one_line_each(tmp_path, namespaces):
     assert benchmark(f"hydra.run.dir={tmp_path}").returncode == 0
     rerun = benchmark_command(*SMALL, f"hydra.run.dir={tmp_path}")

@@ -46,6 +46,7 @@ def test_a_checkpoint_folder_placed_by_hand_is_kept_and_named(tmp_path):
     assert (tmp_path / "checkpoint-7" / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_hand_placed_folders_in_an_output_dir_survive_a_training_command(cache_root, tmp_path):
     for name in ("checkpoint-3", "checkpoint-9"):
         (tmp_path / name).mkdir()
@@ -62,6 +63,7 @@ def test_hand_placed_folders_in_an_output_dir_survive_a_training_command(cache_r
     ("+seeed=1", "top level: unknown key 'seeed' (did you mean 'seed'?)"),
     ("resume=always", "resume: 'always'; it must be one of auto, force"),
 ])
+@pytest.mark.slow
 def test_what_would_ruin_a_run_is_refused_before_it_starts(cache_root, tmp_path, override, message):
     with pytest.raises(ConfigError) as refused:
         train_single_agent.train(fast_config(tmp_path, 1, override))
