@@ -64,9 +64,20 @@ class SignalRule(TradingFramework):
         return actions
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
+        """One indicator pass per ticker, on the view of its latest date in the batch, read off
+        for every context of that ticker at once (`Index.get_indexer`; a date without a bar is HOLD)."""
         latest: dict[str, DecisionContext] = {}
-        for ctx in batch:
+        members: dict[str, list[int]] = {}
+        for i, ctx in enumerate(batch):
+            members.setdefault(ctx.ticker, []).append(i)
             if ctx.ticker not in latest or ctx.date > latest[ctx.ticker].date:
                 latest[ctx.ticker] = ctx
-        signals = {t: self.signals(ctx.view.bars(t)) for t, ctx in latest.items()}
-        return [Decision(action=signals[ctx.ticker].get(ctx.date, Action.HOLD)) for ctx in batch]
+        actions: list[Action] = [Action.HOLD] * len(batch)
+        for ticker, ctx in latest.items():
+            signals = self.signals(ctx.view.bars(ticker))
+            values = signals.to_numpy()
+            rows = members[ticker]
+            for i, position in zip(rows, signals.index.get_indexer([batch[i].date for i in rows])):
+                if position >= 0:
+                    actions[i] = values[position]
+        return [Decision(action=action) for action in actions]
