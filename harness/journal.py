@@ -38,6 +38,7 @@ first. Readers (`read_only=True`) take no lock and write nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -92,8 +93,10 @@ _SCHEMA = (
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _date_key(date: pd.Timestamp) -> str:
-    """How a decision date is stored in the `date` column."""
+    """How a decision date is stored in the `date` column (memoised: a run journals each date
+    once per ticker, seed and framework, and `strftime` costs more than the rest of a rule's decision)."""
     return date.strftime("%Y-%m-%d %H:%M:%S")
 
 

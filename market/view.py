@@ -24,8 +24,8 @@ class MarketView:
 
     def __init__(self, data: MarketData, asof: str | pd.Timestamp):
         self._data = data
-        self._asof = pd.Timestamp(asof)
-        self._cutoff = self._asof + data.decision_time if self._asof == self._asof.normalize() else self._asof
+        self._asof = asof if isinstance(asof, pd.Timestamp) else pd.Timestamp(asof)
+        self._cutoff: pd.Timestamp | None = None
 
     @property
     def asof(self) -> pd.Timestamp:
@@ -34,7 +34,11 @@ class MarketView:
 
     @property
     def cutoff(self) -> pd.Timestamp:
-        """The latest `available_at` of a record visible through this view."""
+        """The latest `available_at` of a record visible through this view: `asof` + the data's
+        decision time for a date (a bar at midnight), `asof` itself for an intraday bar. Computed
+        on first use: the runner makes a view per decision, and rules that read bars only never ask."""
+        if self._cutoff is None:
+            self._cutoff = self._asof + self._data.decision_time if self._asof == self._asof.normalize() else self._asof
         return self._cutoff
 
     @property
@@ -80,7 +84,7 @@ class MarketView:
         if frame is None or frame.empty:
             return pd.DataFrame(columns=["ticker", "available_at"])
         available = frame["available_at"]
-        mask = available.notna() & (available <= self._cutoff)
+        mask = available.notna() & (available <= self.cutoff)
         if start is not None:
             mask &= available >= pd.Timestamp(start)
         if ticker is not None:
