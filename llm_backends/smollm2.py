@@ -21,6 +21,7 @@ from pathlib import Path
 
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from llm_backends.budget import use_torch_threads
 from llm_backends.chat_template import SMOLLM2_DEFAULT_SYSTEM, qwen25_template
 from llm_backends.engine import ChatEngine
 from llm_backends.paths import build_folder, cache_root
@@ -83,17 +84,21 @@ def ensure_converted() -> Path:
 def smollm2_engine(
     device: str = "auto",
     dtype: str = "auto",
-    max_batch_tokens: int = 262_144,
+    memory_mb: float = 4096,
+    torch_threads: int | None = 1,
     max_batch_size: int = 256,
-    kv_cache_mb: float = 1024,
+    max_batch_tokens: int | None = None,
+    kv_cache_mb: float | None = None,
     cache: bool = True,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
     knowledge_cutoff: str | None = None,
 ) -> ChatEngine:
-    """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use)."""
+    """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use);
+    the budget arguments are `transformers_engine`'s."""
+    use_torch_threads(torch_threads)
     return transformers_engine(
-        str(ensure_converted()), MODEL_NAME, device=device, dtype=dtype, max_batch_tokens=max_batch_tokens,
-        max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=cache, cache_path=cache_path, batch_wait_ms=batch_wait_ms,
-        knowledge_cutoff=knowledge_cutoff,
+        str(ensure_converted()), MODEL_NAME, device=device, dtype=dtype, memory_mb=memory_mb, torch_threads=torch_threads,
+        max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens, kv_cache_mb=kv_cache_mb, cache=cache,
+        cache_path=cache_path, batch_wait_ms=batch_wait_ms, knowledge_cutoff=knowledge_cutoff,
     )

@@ -20,6 +20,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
+from llm_backends.budget import use_torch_threads
 from llm_backends.chat_template import qwen25_template
 from llm_backends.engine import ChatEngine
 from llm_backends.paths import build_folder, cache_root
@@ -133,21 +134,25 @@ def tiny_engine(
     initializer_range: float = 0.2,
     seed: int = 0,
     device: str = "cpu",
-    max_batch_tokens: int = 262_144,
+    memory_mb: float = 683,
+    torch_threads: int | None = 1,
     max_batch_size: int = 256,
-    kv_cache_mb: float = 1024,
+    max_batch_tokens: int | None = None,
+    kv_cache_mb: float | None = None,
     cache: bool = False,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
 ) -> ChatEngine:
-    """Hydra factory: the tiny random Qwen2 engine (built and cached on first use)."""
+    """Hydra factory: the tiny random Qwen2 engine (built and cached on first use); the budget
+    arguments are `transformers_engine`'s."""
+    use_torch_threads(torch_threads)
     spec = TinySpec(
         vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
         num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
         num_key_value_heads=num_key_value_heads, initializer_range=initializer_range, seed=seed,
     )
     return transformers_engine(
-        str(ensure_tiny(spec)), f"tiny-qwen2-{spec.digest()}", device=device, dtype="float32",
-        max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=cache,
-        cache_path=cache_path, batch_wait_ms=batch_wait_ms,
+        str(ensure_tiny(spec)), f"tiny-qwen2-{spec.digest()}", device=device, dtype="float32", memory_mb=memory_mb,
+        torch_threads=torch_threads, max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens,
+        kv_cache_mb=kv_cache_mb, cache=cache, cache_path=cache_path, batch_wait_ms=batch_wait_ms,
     )

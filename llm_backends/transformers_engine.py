@@ -29,6 +29,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
+from llm_backends.budget import batch_positions, kv_position_bytes, store_mb, use_torch_threads
 from llm_backends.cache import ResponseCache, open_cache
 from llm_backends.chat_template import template_supports_tools
 from llm_backends.decoding import DecodeTotals, Decoder
@@ -130,6 +131,11 @@ class TransformersEngine(ChatEngine):
         self._lock = threading.Lock()
         self._weights_version = self._loaded_version = self._parameter_versions()
         self._fingerprint: tuple[int, str] | None = None
+
+    @property
+    def kv_store_positions(self) -> int:
+        """Token positions the prefix store holds (0 without a store)."""
+        return self.kv_store.budget_bytes // kv_position_bytes(self.hf_model) if self.kv_store is not None else 0
 
     def __repr__(self) -> str:
         cache = "off (weights change in place)" if self.live_weights else repr(self.cache)
@@ -236,19 +242,29 @@ def transformers_engine(
     name: str | None = None,
     device: str = "auto",
     dtype: str = "auto",
-    max_batch_tokens: int = 262_144,
+    memory_mb: float = 4096,
+    torch_threads: int | None = 1,
     max_batch_size: int = 256,
-    kv_cache_mb: float = 1024,
+    max_batch_tokens: int | None = None,
+    kv_cache_mb: float | None = None,
     cache: bool = True,
     cache_path: str | None = None,
     batch_wait_ms: float = 0.0,
     knowledge_cutoff: str | None = None,
 ) -> ChatEngine:
-    """Hydra factory: an engine over a local transformers checkpoint folder."""
+    """Hydra factory: an engine over a local transformers checkpoint folder.
+
+    `torch_threads` is set before the model loads (None: torch's default); `memory_mb` is split
+    into the prefix store and the batch cap (`llm_backends.budget`); `kv_cache_mb` (0: no store)
+    or `max_batch_tokens`, when given, replace their share of it.
+    """
+    use_torch_threads(torch_threads)
     model, tokenizer = load_pretrained(path, device, dtype)
     engine = TransformersEngine(
-        model, tokenizer, name or Path(path).name, max_batch_tokens=max_batch_tokens,
-        max_batch_size=max_batch_size, kv_cache_mb=kv_cache_mb, cache=open_cache(cache, cache_path), weights_path=path,
+        model, tokenizer, name or Path(path).name,
+        max_batch_tokens=max_batch_tokens or batch_positions(memory_mb, kv_position_bytes(model)),
+        max_batch_size=max_batch_size, kv_cache_mb=store_mb(memory_mb) if kv_cache_mb is None else kv_cache_mb,
+        cache=open_cache(cache, cache_path), weights_path=path,
     )
     engine.knowledge_cutoff = knowledge_cutoff
     return with_microbatching(engine, batch_wait_ms)
