@@ -58,6 +58,14 @@ class TradingFramework(ABC):
         JSON-serialisable; default: {}."""
         return {}
 
+    def preferred_batch_size(self) -> int | None:
+        """The most contexts a stateless framework wants in one `decide` call, or None for no
+        limit (the run's `batch_size` alone decides). An LLM framework whose engine keeps each
+        conversation's keys and values in a bounded prefix store says how many decisions fit it:
+        handed more, the store evicts conversations still in flight, and their next turns read
+        their whole conversation again."""
+        return None
+
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         """One decision per context, in the same order."""

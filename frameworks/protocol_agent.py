@@ -24,6 +24,7 @@ from typing import Any
 from frameworks.base import TradingFramework
 from llm_backends.types import SamplingParams
 from market.decision import Decision, DecisionContext
+from single_agent.context_bound import episodes_fitting
 from single_agent.episode import Episode
 from single_agent.grammar import max_turn_tokens, protocol_grammar, single_token_tags
 from single_agent.protocol import load_protocol
@@ -72,6 +73,15 @@ class ProtocolAgent(TradingFramework):
         return {"policy": self.policy.model, "knowledge_cutoff": getattr(self.policy, "knowledge_cutoff", None),
                 "protocol": self.protocol.name, "constrained_decoding": self.constrained,
                 "temperature": self.params.temperature, "samples": self.samples}
+
+    def preferred_batch_size(self) -> int | None:
+        """Decisions whose `samples` episodes fit the policy's prefix store at once
+        (`single_agent.context_bound`); None without a store or without a bound on an episode."""
+        store = getattr(self.policy, "kv_store_positions", 0)
+        if not store:
+            return None
+        episodes = episodes_fitting(store, self.policy, self.protocol, self.params.max_new_tokens)
+        return None if episodes is None else max(1, episodes // self.samples)
 
     def _toolset(self, context: DecisionContext) -> ToolSet:
         """The protocol's tools on the context's view (only those the run offers, when it restricts them)."""

@@ -5,8 +5,8 @@ of the window the framework decides on a point-in-time `MarketView`; decisions g
 journal and then the execution simulator.
 
 - Stateless frameworks are fanned out: every (ticker, date, seed) context of the framework
-  that the journal does not already hold is handed over in batches of `batch_size`, so a
-  batched LLM backend sees large batches.
+  that the journal does not already hold is handed over in batches of `batch_size` (or fewer,
+  when the framework prefers: `harness.batch_size`), so a batched LLM backend sees large batches.
 - Stateful frameworks are stepped bar by bar, all their episodes in lock-step (one batch per
   bar index), and see the portfolio at the close of the decision bar if they ask for it.
 - Deterministic frameworks run the first seed only; stochastic ones run every seed.
@@ -47,6 +47,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from core.errors import ConfigError
+from harness.batch_size import stateless_batch_size
 from harness.decision_checks import decision_problem, task_problem
 from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
@@ -310,8 +311,9 @@ class EpisodeRunner:
         return Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
 
     def _run_stateless(self, entry, episodes, missing, journaled, result, bar) -> None:
-        for lo in range(0, len(missing), self.spec.batch_size):
-            contexts = [self._context(entry, t, d, s) for t, d, s in missing[lo:lo + self.spec.batch_size]]
+        size = stateless_batch_size(entry.framework, self.spec.batch_size, len(missing))
+        for lo in range(0, len(missing), size):
+            contexts = [self._context(entry, t, d, s) for t, d, s in missing[lo:lo + size]]
             fresh = self._decide(entry, contexts, result)
             journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
             bar.update(len(fresh))
