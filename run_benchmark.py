@@ -36,6 +36,7 @@ from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
 from harness.execution import ExecutionConfig
 from harness.journal import Journal, journal_lock
+from harness.resources import run_resources
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
 from harness.schema import REPLAY_DIRECTORY
@@ -149,6 +150,7 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
         "failures_retried": result.failures_retried,
         "failures": {name: vars(counts) for name, counts in result.failures.items()},
         "wall_s": round(time.perf_counter() - started, 3),
+        **run_resources(),
     }
     return facts, table, result
 

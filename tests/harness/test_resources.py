@@ -1,0 +1,28 @@
+"""run.json's machine facts: the process's peak resident memory and torch's thread count."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from harness.resources import peak_rss_mb, run_resources, torch_threads
+
+
+def test_peak_memory_reaches_a_block_larger_than_the_peak_so_far():
+    before = peak_rss_mb()
+    block = bytearray(int((before + 64) * 2**20))  # zero-filled by the allocator: every page resident
+    assert peak_rss_mb() >= before + 64
+    del block
+
+
+def test_torch_threads_are_read_only_when_torch_is_loaded():
+    probe = "import sys; from harness.resources import torch_threads; a = torch_threads(); import torch; " \
+            "torch.set_num_threads(1); print(a, torch_threads())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["None", "1"]
+
+
+def test_run_resources_names_the_three_facts():
+    facts = run_resources()
+    assert set(facts) == {"peak_rss_mb", "peak_rss_children_mb", "torch_threads"}
+    assert facts["peak_rss_mb"] > 0 and facts["torch_threads"] == torch_threads()
