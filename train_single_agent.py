@@ -128,7 +128,8 @@ def train(cfg: DictConfig) -> Path:
              "train_prompts": len(prompt_days),
              "started_from": str(start), "resumed_from": str(resume) if resume else None,
              "steps": trainer.state.global_step, "wall_s_this_call": round(time.perf_counter() - started, 1)}
-    (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
+    if trainer.accelerator.is_main_process:
+        (output_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"trained {config.name} to step {trainer.state.global_step}; checkpoints and steps.csv in {output_dir}")
     return output_dir
 

@@ -121,17 +121,21 @@ def checkpoint_step(checkpoint: Path | None) -> int:
 
 class PolicyExport(TrainerCallback):
     """Marks each checkpoint the Trainer saves as this trainer's: names it in `saving.json` before the
-    save, writes `checkpoint-<step>/policy/` after it, then the marker, then removes `saving.json`."""
+    save, writes `checkpoint-<step>/policy/` after it, then the marker, then removes `saving.json`.
+    From the main process only, as the Trainer saves (data-parallel processes hold the same weights)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
 
     def on_step_end(self, args, state, control, **kwargs):
-        if control.should_save:  # set by the Trainer's flow callback, which runs first
+        # should_save is set by the Trainer's flow callback, which runs first
+        if control.should_save and state.is_world_process_zero:
             folder = checkpoint_dir(Path(args.output_dir), state.global_step)
             (Path(args.output_dir) / SAVING).write_text(json.dumps({"checkpoint": folder.name}) + "\n")
 
     def on_save(self, args, state, control, model=None, **kwargs):
+        if not state.is_world_process_zero:
+            return
         folder = checkpoint_dir(Path(args.output_dir), state.global_step)
         save_policy(model, self.tokenizer, folder / POLICY_DIR)
         (folder / MARKER).write_text(json.dumps({"step": state.global_step}) + "\n")

@@ -155,6 +155,8 @@ class MonitoringConfig(_Strict):
     validate_every: int = Field(ge=0, description="optimizer steps between validations of the saved policy (0: never)")
     validation_tickers: list[str] | None = Field(description="tickers validated (None: all trained tickers)")
     validation_days: int | None = Field(ge=2, description="last days of the valid window validated (None: all)")
+    replica_digests: bool = Field(False, description="each process writes a digest of its weights after every optimizer "
+                                  "step (replica_digests/rank-<r>.csv): data-parallel replicas must stay equal")
 
 
 class CheckpointConfig(_Strict):

@@ -35,7 +35,7 @@ class StepLog(TrainerCallback):
         self.opened_cpu = time.process_time()
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not logs or not any(key in logs for key in TRAINING_KEYS):
+        if not state.is_world_process_zero or not logs or not any(key in logs for key in TRAINING_KEYS):
             return
         wall_s = self.offset_s + time.perf_counter() - self.opened
         cpu_s = self.offset_cpu_s + time.process_time() - self.opened_cpu

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from training.config import CheckpointConfig, ModelConfig, MonitoringConfig
+from training.replica_digests import REPLICA_DIGESTS, ReplicaDigests
 from training.step_log import StepLog
 
 
@@ -37,6 +38,8 @@ def shared_arguments(output_dir: Path, model_dtype: torch.dtype, model: ModelCon
 def monitoring_callbacks(output_dir: Path, monitoring: MonitoringConfig, resume_step: int) -> list[Any]:
     """The per-step CSV `<output_dir>/steps.csv` and, when enabled, TensorBoard under `<output_dir>/tensorboard`."""
     callbacks: list[Any] = [StepLog(Path(output_dir) / "steps.csv", resume_step)]
+    if monitoring.replica_digests:
+        callbacks.append(ReplicaDigests(Path(output_dir) / REPLICA_DIGESTS))
     if monitoring.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
         from transformers.integrations import TensorBoardCallback

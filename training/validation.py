@@ -121,10 +121,10 @@ class Validation(TrainerCallback):
         print(f"validation at step {step}: {shown}", flush=True)
 
     def on_train_begin(self, args, state, control, **kwargs):
-        if state.global_step == 0 and not any(row["step"] == 0 for row in self.rows):
+        if state.is_world_process_zero and state.global_step == 0 and not any(row["step"] == 0 for row in self.rows):
             self._validate(0, self.start_policy)
 
     def on_save(self, args, state, control, **kwargs):
         step = state.global_step
-        if step % self.every == 0 or step >= state.max_steps:
+        if state.is_world_process_zero and (step % self.every == 0 or step >= state.max_steps):
             self._validate(step, checkpoint_dir(Path(args.output_dir), step) / POLICY_DIR)
