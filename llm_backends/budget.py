@@ -18,10 +18,10 @@ chunks that fit the store (`kv_store_positions`, `frameworks.base.TradingFramewo
 
 Threads. torch's intra-op thread count is process-wide and by default one per core. On a
 machine whose cores also serve other work, a parallel region waits for its slowest thread,
-which the scheduler may have taken away: `benchmarks/busy_threads.py` measured the default
-single-agent row several times slower next to one CPU-bound process, against little change
-with one thread. `torch_threads` sets the count before the engine loads its model; None keeps
-torch's default.
+which the scheduler may have taken away: on 2 cores at a load of about 12, the quick suite's
+single-agent row took 2,767 s with torch's default two threads against 929 s with one
+(`benchmarks/busy_threads.py`, results/speed/NOTES.md). `torch_threads` sets the count before
+the engine loads its model; None keeps torch's default.
 """
 
 from __future__ import annotations
