@@ -11,8 +11,8 @@ from training.step_log import StepLog
 
 def log_steps(log: StepLog, steps: range) -> None:
     for step in steps:
-        log.on_log(None, SimpleNamespace(global_step=step), None, logs={"reward": float(step), "loss": 0.1})
-    log.on_log(None, SimpleNamespace(global_step=steps[-1]), None, logs={"train_runtime": 9.0})   # the summary
+        log.on_log(None, SimpleNamespace(global_step=step, is_world_process_zero=True), None, logs={"reward": float(step), "loss": 0.1})
+    log.on_log(None, SimpleNamespace(global_step=steps[-1], is_world_process_zero=True), None, logs={"train_runtime": 9.0})   # the summary
 
 
 def test_rows_per_step_and_resume(tmp_path):
