@@ -36,6 +36,7 @@ from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
 from harness.execution import ExecutionConfig
 from harness.journal import Journal, journal_lock
+from harness.overlay import OverlayConfig
 from harness.resources import run_resources
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
@@ -84,6 +85,14 @@ def plain(node: DictConfig) -> dict:
     return OmegaConf.to_container(node, resolve=True)
 
 
+def build_overlay(node: DictConfig) -> tuple[OverlayConfig, object]:
+    """The overlay config (docs/overlays.md) and its cold start's baseline framework (None unless the cold start is on)."""
+    config = typed_config(OverlayConfig, plain(node), "overlay")
+    if not (config.cold_start.enabled and config.cold_start.baseline is not None):
+        return config, None
+    return config, instantiate_or_explain(node.cold_start.baseline, "overlay.cold_start.baseline")
+
+
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
     """summary.md without the report: the metrics table, averages over tickers first, then the
     agents' section (`metrics.agent_rows`) when LLM frameworks ran, the roles' section
@@ -123,12 +132,16 @@ def warn_about_agents(run_dir: Path) -> None:
 
 def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry],
                  toolset_factory: ToolsetFactory, progress: bool, suite: str, row_facts: dict,
-                 warn: Callable[[str], None] = warn_on_stderr) -> tuple[dict, pd.DataFrame, RunResult]:
-    """Every episode of `frameworks` into `run_dir` (journal.sqlite, the episode tables, metrics.csv);
-    returns the facts for run.json, the metrics table and the result."""
+                 warn: Callable[[str], None] = warn_on_stderr,
+                 overlay: tuple[OverlayConfig, object] | None = None) -> tuple[dict, pd.DataFrame, RunResult]:
+    """Every episode of `frameworks` into `run_dir` (journal.sqlite, the episode tables, metrics.csv),
+    behind `overlay` (its config and its cold start's baseline framework) when given; returns the
+    facts for run.json, the metrics table and the result."""
     started = time.perf_counter()
+    overlay_config, baseline = overlay or (OverlayConfig(), None)
     with Journal(run_dir / "journal.sqlite") as journal:
-        runner = EpisodeRunner(data, spec, journal, toolset_factory=toolset_factory, progress=progress, warn=warn)
+        runner = EpisodeRunner(data, spec, journal, toolset_factory=toolset_factory, progress=progress, warn=warn,
+                               overlay=overlay_config, baseline=baseline)
         result = runner.run(frameworks)
     equity, trades = write_episodes(run_dir, result, data, spec.tickers, spec.start, spec.end)
     table = episode_metrics(equity, trades, data.periods_per_year)
@@ -149,6 +162,7 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
         "decisions_failed": result.failed, "failures_reused": result.failures_reused,
         "failures_retried": result.failures_retried,
         "failures": {name: vars(counts) for name, counts in result.failures.items()},
+        "overlay": overlay_config.model_dump(),
         "wall_s": round(time.perf_counter() - started, 3),
         **run_resources(),
     }
@@ -156,14 +170,15 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
 
 
 def run_replay(cfg: DictConfig, replay_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry],
-               toolset_factory: ToolsetFactory, row_facts: dict, anonymised: AnonymisedMarket) -> None:
+               toolset_factory: ToolsetFactory, row_facts: dict, anonymised: AnonymisedMarket,
+               overlay: tuple[OverlayConfig, object] | None = None) -> None:
     """The memorisation probe's replay (docs/memorisation.md): every framework again on the same episodes,
     deciding on the anonymised market and simulated on the real prices, into `replay_dir`."""
     replay_dir.mkdir(exist_ok=True)
     entries = replay_entries(cfg, frameworks, anonymised, spec.end, toolset_factory)
     print("the memorisation probe: every framework again, on the anonymised market ...", flush=True)
     facts, _, result = run_episodes(replay_dir, data, spec, entries, toolset_factory, bool(cfg.progress), cfg.name,
-                                    row_facts, warn=lambda line: warn_on_stderr(f"replay: {line}"))
+                                    row_facts, warn=lambda line: warn_on_stderr(f"replay: {line}"), overlay=overlay)
     facts["anonymisation"] = anonymised.describe()
     (replay_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"anonymised replay: {result.made} decisions made, {result.reused} reused, {result.failed} failed, "
@@ -194,19 +209,22 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, seeds)
     with open_dict(cfg):
         cfg.frameworks = rows
-    frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
+    overlay = build_overlay(cfg.overlay)
+    frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution,
+                                  cfg.overlay if overlay[0].enabled else None)
     probe = typed_config(MemorisationProbe, plain(cfg.probe), "probe") if cfg.probe is not None else None
     anonymised = anonymise(data, probe.seed, probe.aliases, probe.uncleanable) if probe is not None else None
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     tool_names = list(cfg.tools) if cfg.tools is not None else None
     toolset_factory = partial(ToolSet, names=tool_names)
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
-                                        cfg.name, row_facts)
+                                        cfg.name, row_facts, overlay=overlay)
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed"
           f"{failure_details(result)}")
     if anonymised is not None:
-        run_replay(cfg, run_dir / REPLAY_DIRECTORY, data, spec, frameworks, toolset_factory, row_facts, anonymised)
+        run_replay(cfg, run_dir / REPLAY_DIRECTORY, data, spec, frameworks, toolset_factory, row_facts, anonymised,
+                   overlay)
         facts["memorisation_replay"] = REPLAY_DIRECTORY  # named once the replay is complete
         (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     title = f"{cfg.name}: {', '.join(tickers)}, {spec.start.date()} .. {spec.end.date()}"

@@ -96,12 +96,15 @@ def fingerprint_or_explain(framework: TradingFramework, where: str) -> str:
     return fingerprint
 
 
-def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig) -> list[FrameworkEntry]:
+def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig,
+                     overlay: DictConfig | None = None) -> list[FrameworkEntry]:
     """Instantiate every configured framework; a bad config stops with one line naming it.
 
     A framework's config hash covers its run name and the configs its decisions may depend on:
     its own config and the `shared` inputs (the data config, the tool set), plus — for
-    stateful frameworks, which see their own fills — the execution config. The journal key adds
+    stateful frameworks, which see their own fills — the execution config and the `overlay` (given
+    when one is on: it changes the fills; a stateless framework's decisions do not depend on it,
+    so they are reused under any overlay, docs/overlays.md). The journal key adds
     the framework's `fingerprint()` and the data itself (`harness.decision_inputs`); changing
     any of these starts fresh decisions instead of reusing journaled ones.
     """
@@ -116,6 +119,8 @@ def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: Dic
         inputs = {"name": str(name), "framework": config, **shared}
         if framework.stateful:
             inputs["execution"] = execution
+            if overlay is not None:
+                inputs["overlay"] = overlay
         plain = {key: OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig | ListConfig)
                  else node for key, node in inputs.items()}
         entries.append(FrameworkEntry(name=str(name), framework=framework, config_hash=config_hash(plain),

@@ -92,6 +92,13 @@ class Simulator:
         return self._dates[self._i]
 
     @property
+    def fill_price(self) -> float | None:
+        """The price (before slippage) at which the current bar's decision will fill; None on the last bar."""
+        if self._i + 1 >= len(self._dates):
+            return None
+        return float(self._prices[self._i + 1, 0 if self.config.fill == "next_open" else 1])
+
+    @property
     def portfolio(self) -> PortfolioState:
         return PortfolioState(cash=self._cash, shares=self._shares, close=self._prices[self._i, 1])
 
@@ -99,10 +106,10 @@ class Simulator:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
         if self.done:
             raise ConfigError("the episode is over: every bar already has a decision")
+        price = self.fill_price
         self._i += 1
-        if self.done:
+        if price is None:
             return
-        price = self._prices[self._i, 0 if self.config.fill == "next_open" else 1]
         self._fill(decision, price)
         self._mark()
 
@@ -135,18 +142,18 @@ class Simulator:
         return price * (1 + slip) if buying else price * (1 - slip)
 
     def _target_shares(self, decision: Decision, price: float) -> float:
+        """Shares held after `decision` fills at `price`, by the decision's kind: an action by the
+        discrete rules, a target by the target rules. The run's mode decides which kind a framework
+        must return (`harness.decision_checks`); the overlays (`harness.overlay`) also execute the
+        other kind: a forced HOLD in target mode, a blended or sized target in discrete mode."""
         config = self.config
-        if config.mode == "discrete":
-            if decision.action is None:
-                raise ConfigError("discrete execution mode needs decisions with an action, got a target")
+        if decision.action is not None:
             if decision.action is Action.BUY:
                 buy_price = self._slipped(price, buying=True)
                 return self._shares + math.floor(config.buy_fraction * max(self._cash, 0.0) / buy_price)
             if decision.action is Action.SELL:
                 return 0.0
             return self._shares
-        if decision.target is None:
-            raise ConfigError("target execution mode needs decisions with a target, got an action")
         low = -config.max_leverage if config.allow_short else 0.0
         target = min(max(decision.target, low), config.max_leverage)
         equity = self._cash + self._shares * price

@@ -1,8 +1,9 @@
 """The run directory (docs/run_directory.md): its one writer and its one reader.
 
 The runner's results go in through `write_episodes` (equity.parquet, trades.csv,
-decisions.parquet, prices.parquet); the report and every other reader take them out through
-`load_run`. Nothing is recomputed from decisions on the way out. A missing file or column raises
+decisions.parquet, prices.parquet, and overlays.parquet in a run with an overlay); the report and
+every other reader take them out through `load_run` (and `load_overlays`). Nothing is recomputed
+from decisions on the way out. A missing file or column raises
 one ``DataError`` line that names the file and what is missing. The columns are those of
 `harness.schema`.
 """
@@ -20,6 +21,9 @@ from harness.journal import JournalEntry
 from harness.runner import RunResult
 from harness.schema import EPISODE_KEYS, REQUIRED_COLUMNS, EpisodeKey
 from market.data import BAR_COLUMNS, MarketData
+
+OVERLAYS = "overlays.parquet"
+"""One row per decision of a run with an overlay (`harness.overlay.book`): original and executed decision, parts fired."""
 
 LABEL_HORIZON_BARS = 10
 """Bars after the test window kept in prices.parquet, for forward-looking decision labels."""
@@ -83,6 +87,10 @@ def write_episodes(run_dir: Path, result: RunResult, data: MarketData, tickers: 
     trades.to_csv(run_dir / "trades.csv", index=False)
     pd.DataFrame([decision_row(e) for e in result.decisions]).to_parquet(run_dir / "decisions.parquet", index=False)
     prices_frame(data, tickers, start, end).to_parquet(run_dir / "prices.parquet", index=False)
+    if result.overlay_records:
+        overlays = pd.DataFrame(result.overlay_records)
+        keys = ["date", *EPISODE_KEYS]
+        overlays[keys + [c for c in overlays.columns if c not in keys]].to_parquet(run_dir / OVERLAYS, index=False)
     return equity, trades
 
 
@@ -146,3 +154,10 @@ def load_run(run_dir: Path | str) -> Run:
         trades=_read(run_dir, "trades.csv"),
         metrics=_read(run_dir, "metrics.csv"),
     )
+
+
+def load_overlays(run: Run) -> pd.DataFrame | None:
+    """overlays.parquet of `run`, dates parsed; None for a run without an overlay (run.json has no enabled part)."""
+    if not any(part.get("enabled") for part in run.info.get("overlay", {}).values()):
+        return None
+    return _read(run.path, OVERLAYS)

@@ -29,6 +29,10 @@ journal and then the execution simulator.
   framework fingerprint and data (`harness.decision_inputs`). When a framework's inputs changed
   since decisions it journaled, one warning line names what changed and its decisions are
   made afresh; the old ones stay in the journal (restoring the inputs reuses them again).
+- With an overlay (`harness.overlay`, the `overlay` config) each episode's simulator sits behind an
+  `OverlayBook`: the journal keeps the framework's decisions, the book executes what the overlay
+  makes of them and records both (`RunResult.overlay_records`); the drift monitor's episodes are
+  named in one warning line per framework.
 - A ticker whose bars start after or end before the test window (by more than a few holidays)
   is traded over the bars it has, with one warning line; a window of fewer than 2 bars (no
   return to measure) is an error.
@@ -53,6 +57,7 @@ from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
+from harness.overlay import OverlayBook, OverlayConfig, baseline_decisions, drift_warning
 from harness.schema import EpisodeKey
 from harness.time_limit import TimedOut, call_within
 from market.data import MarketData
@@ -148,6 +153,8 @@ class RunResult:
     """Framework name -> the journal key its decisions are stored under."""
     failures: dict[str, FailureCounts] = field(default_factory=dict)
     """Framework name -> its failure counts."""
+    overlay_records: list[dict] = field(default_factory=list)
+    """With an overlay: one row per decision (`harness.overlay.book`), with framework, ticker and seed."""
 
 
 ToolsetFactory = Callable[[MarketView], Any]
@@ -162,12 +169,18 @@ class EpisodeRunner:
     """Runs a `RunSpec` for several frameworks on one market, journaling every decision.
 
     `warn` receives each warning as one line (a window the data does not cover, decisions
-    made afresh because their inputs changed).
+    made afresh because their inputs changed). `overlay`: the risk overlay executed around every
+    framework (None or all parts off: none); `baseline`: its cold start's baseline framework.
     """
 
     def __init__(self, data: MarketData, spec: RunSpec, journal: Journal,
                  toolset_factory: ToolsetFactory | None = None, progress: bool = True,
-                 warn: Callable[[str], None] = warn_on_stderr):
+                 warn: Callable[[str], None] = warn_on_stderr, overlay: OverlayConfig | None = None,
+                 baseline: DecisionMaker | None = None):
+        self.overlay = overlay if overlay is not None and overlay.enabled else None
+        if self.overlay is not None and self.overlay.cold_start.enabled and baseline is None:
+            raise ConfigError("overlay.cold_start.baseline is not set: add +framework@overlay.cold_start.baseline=buy_and_hold")
+        self.baseline = baseline
         self.data = data
         self.spec = spec
         self.journal = journal
@@ -248,6 +261,8 @@ class EpisodeRunner:
         else:
             self._run_stateless(entry, episodes, missing, journaled, result, bar)
         bar.close()
+        if self.overlay is not None and (line := drift_warning(entry.name, result.overlay_records, self.overlay.drift)):
+            self.warn(line)
 
     def _reusable(self, entry: FrameworkEntry, read: JournalRead, keys: list[tuple[str, pd.Timestamp, int]],
                   result: RunResult) -> dict[tuple[str, pd.Timestamp, int], JournalEntry]:
@@ -307,8 +322,24 @@ class EpisodeRunner:
         return DecisionContext(ticker=ticker, date=date, view=view, seed=seed, tools=tools,
                                portfolio=shown)
 
-    def _simulator(self, ticker: str) -> Simulator:
-        return Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+    def _simulator(self, ticker: str, seed: int) -> Simulator | OverlayBook:
+        """The episode's simulator, behind the overlay when there is one."""
+        simulator = Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+        if self.overlay is None:
+            return simulator
+        baseline = None
+        if self.overlay.cold_start.enabled:
+            days = self._days[ticker][:self.overlay.cold_start.days]
+            baseline = baseline_decisions(self.baseline, self.data, ticker, list(days), seed, self.spec.execution)
+        return OverlayBook(simulator, self.overlay, baseline)
+
+    def _finish(self, entry: FrameworkEntry, ticker: str, seed: int, simulator: Simulator | OverlayBook,
+                result: RunResult) -> None:
+        """Store an episode's result and, behind an overlay, its records."""
+        result.episodes[EpisodeKey(entry.name, ticker, seed)] = simulator.result()
+        if isinstance(simulator, OverlayBook):
+            result.overlay_records.extend({**row, "framework": entry.name, "ticker": ticker, "seed": seed}
+                                          for row in simulator.records)
 
     def _run_stateless(self, entry, episodes, missing, journaled, result, bar) -> None:
         size = stateless_batch_size(entry.framework, self.spec.batch_size, len(missing))
@@ -318,15 +349,15 @@ class EpisodeRunner:
             journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
             bar.update(len(fresh))
         for ticker, seed in episodes:
-            simulator = self._simulator(ticker)
+            simulator = self._simulator(ticker, seed)
             for date in self._days[ticker]:
                 journal_entry = journaled[(ticker, date, seed)]
                 result.decisions.append(journal_entry)
                 simulator.submit(journal_entry.decision)
-            result.episodes[EpisodeKey(entry.name, ticker, seed)] = simulator.result()
+            self._finish(entry, ticker, seed, simulator, result)
 
     def _run_stateful(self, entry, episodes, journaled, result, bar) -> None:
-        simulators = {(t, s): self._simulator(t) for t, s in episodes}
+        simulators = {(t, s): self._simulator(t, s) for t, s in episodes}
         while active := [(t, s) for (t, s), sim in simulators.items() if not sim.done]:
             pending = [(t, s) for t, s in active if (t, simulators[t, s].date, s) not in journaled]
             contexts = [self._context(entry, t, simulators[t, s].date, s, simulators[t, s].portfolio)
@@ -340,7 +371,7 @@ class EpisodeRunner:
                 result.decisions.append(journal_entry)
                 simulators[t, s].submit(journal_entry.decision)
         for (t, s), simulator in simulators.items():
-            result.episodes[EpisodeKey(entry.name, t, s)] = simulator.result()
+            self._finish(entry, t, s, simulator, result)
 
     def _decide(self, entry: FrameworkEntry, contexts: list[DecisionContext],
                 result: RunResult) -> list[JournalEntry]:

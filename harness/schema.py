@@ -33,8 +33,12 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "prices.parquet": ("date", "ticker", "close"),
     "trades.csv": ("date", *EPISODE_KEYS, *TRADE_COLUMNS[1:]),
     "metrics.csv": (*EPISODE_KEYS, "TR", "ARR", "SR_day", "SR_ann", "MDD"),
+    "overlays.parquet": (
+        "date", *EPISODE_KEYS, "original_action", "original_target", "executed_action", "executed_target", "changed",
+        "loss_stop", "cool_down", "cold_start", "sizing", "drift",
+    ),
 }
-"""The columns a reader needs of each file of a run directory."""
+"""The columns a reader needs of each file of a run directory (overlays.parquet only in runs with an overlay)."""
 
 REPLAY_DIRECTORY = "anonymised"
 """The folder, inside a run directory, of its anonymised replay (the memorisation probe): a run
