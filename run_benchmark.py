@@ -47,6 +47,7 @@ from market.splits import Splits
 from metrics.agent_rows import agent_section, agent_warnings
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from metrics.memorisation import memorisation_report
+from metrics.overlay_rows import overlay_section
 from metrics.paper_report import write_paper_report
 from metrics.report import write_report
 from metrics.role_rows import role_section
@@ -96,12 +97,14 @@ def build_overlay(node: DictConfig) -> tuple[OverlayConfig, object]:
 def write_metrics_summary(path: Path, title: str, table: pd.DataFrame) -> None:
     """summary.md without the report: the metrics table, averages over tickers first, then the
     agents' section (`metrics.agent_rows`) when LLM frameworks ran, the roles' section
-    (`metrics.role_rows`) when one of them has several roles, and the memorisation section
+    (`metrics.role_rows`) when one of them has several roles, the overlay section
+    (`metrics.overlay_rows`) when a risk overlay was on, and the memorisation section
     (`metrics.memorisation`) when the probe ran."""
     averages = table[table["ticker"] == AVERAGE_TICKER].drop(columns="ticker")
     run = load_run(path.parent)
     tables = path.parent / "tables"
-    agents = agent_section(run, tables) + role_section(run, tables) + memorisation_report(run, tables)[1]
+    agents = (agent_section(run, tables) + role_section(run, tables) + overlay_section(run, tables)
+              + memorisation_report(run, tables)[1])
     path.write_text(f"# {title}\n\nAverages over tickers (fractions; conventions in metrics/performance.py):\n\n"
                     f"{averages.to_markdown(index=False, floatfmt='.4f')}\n\n"
                     f"Per ticker:\n\n{table.to_markdown(index=False, floatfmt='.4f')}\n\n{agents}")

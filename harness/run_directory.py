@@ -156,8 +156,11 @@ def load_run(run_dir: Path | str) -> Run:
     )
 
 
-def load_overlays(run: Run) -> pd.DataFrame | None:
-    """overlays.parquet of `run`, dates parsed; None for a run without an overlay (run.json has no enabled part)."""
-    if not any(part.get("enabled") for part in run.info.get("overlay", {}).values()):
+def load_overlays(run_dir: Path | str) -> pd.DataFrame | None:
+    """overlays.parquet of the run in `run_dir`, dates parsed; None for a run without an overlay (no
+    enabled part in run.json's `overlay`)."""
+    info_path = Path(run_dir) / "run.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    if not any(part.get("enabled") for part in info.get("overlay", {}).values()):
         return None
-    return _read(run.path, OVERLAYS)
+    return _read(Path(run_dir), OVERLAYS)

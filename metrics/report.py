@@ -26,6 +26,8 @@ facts and every table:
 * ``roles`` — for frameworks whose LLM calls come from several roles (the debate): calls,
   prompt, reused and completion tokens per decision by role, and each role's share
   (:mod:`metrics.role_rows`);
+* ``overlays`` — for runs with a risk overlay: how often each part fired per framework × ticker, and
+  the drift monitor's warning (:mod:`metrics.overlay_rows`);
 * ``memorisation`` — for runs with the memorisation probe: each framework's gap between the
   real run and its anonymised replay, with a line in the verdict (:mod:`metrics.memorisation`);
 * ``plots/equity.png``, ``plots/drawdowns.png``, ``plots/pareto.png``.
@@ -46,6 +48,7 @@ from metrics import plots
 from metrics.agent_rows import agent_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
 from metrics.memorisation import memorisation_report
+from metrics.overlay_rows import overlay_section
 from metrics.paper_table import paper_table
 from metrics.returns import daily_returns
 from metrics.role_rows import role_section
@@ -179,6 +182,7 @@ def write_report(
         sections.append(f"## {name.replace('_', ' ')}\n\n{caption}.{body}")
     sections.append(agent_section(run, tables_dir))
     sections.append(role_section(run, tables_dir))
+    sections.append(overlay_section(run, tables_dir))
     sections.append(probe_section)
     figures = {
         "equity": plots.plot_equity(run, plots_dir / "equity.png", benchmark),

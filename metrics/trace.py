@@ -5,7 +5,8 @@
 Shows, for every matching journaled decision (each framework and seed unless narrowed): the
 action and whether it was the fallback, the error if any, the LLM calls with their tokens and
 latency, the tool calls with their arguments and flags, the parse failures, the messages, and
-the trace's extra fields (e.g. an episode's reward components). A rule baseline's trace has
+the trace's extra fields (e.g. an episode's reward components), and in a run with a risk overlay
+what was executed and which overlay parts fired (overlays.parquet). A rule baseline's trace has
 none of these and says so. A decision that is not in the journal gives one line saying what
 the run does hold.
 """
@@ -22,6 +23,8 @@ import pandas as pd
 
 from core.errors import DataError
 from harness.journal import Journal, JournalEntry
+from harness.overlay import OVERLAY_PARTS
+from harness.run_directory import load_overlays
 from market.decision import Trace
 
 JOURNAL = "journal.sqlite"
@@ -95,6 +98,19 @@ def format_entry(entry: JournalEntry, max_chars: int = 1500) -> str:
     return "\n".join(lines)
 
 
+def overlay_line(overlays: pd.DataFrame, entry: JournalEntry) -> str | None:
+    """What the risk overlay executed for `entry` and which parts fired; None when overlays has no row for it."""
+    row = overlays.loc[(overlays["framework"] == entry.framework) & (overlays["ticker"] == entry.ticker)
+                       & (overlays["date"] == entry.date) & (overlays["seed"] == entry.seed)]
+    if row.empty:
+        return None
+    row = row.iloc[0]
+    executed = row["executed_action"] if row["executed_action"] is not None else f"target {row['executed_target']:.4g}"
+    fired = ", ".join(part for part in OVERLAY_PARTS if row[part]) or "none"
+    verb = "changed it" if row["changed"] else "kept it"
+    return f"overlay: executed {executed} ({verb}); parts fired: {fired}; day loss {row['day_loss']:.2%}"
+
+
 def find_entries(run_dir: Path, ticker: str, date: pd.Timestamp, framework: str | None = None,
                  seed: int | None = None) -> list[JournalEntry]:
     """The journaled decisions of `run_dir` on `ticker` at `date`, narrowed to a framework and seed if given."""
@@ -139,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     if not entries:
         print(_not_found(args.run_dir, args.ticker, date, args.framework, args.seed))
         return 1
-    print("\n\n".join(format_entry(entry, args.max_chars) for entry in entries))
+    overlays = load_overlays(args.run_dir)
+    texts = []
+    for entry in entries:
+        line = overlay_line(overlays, entry) if overlays is not None else None
+        texts.append(format_entry(entry, args.max_chars) + (f"\n{line}" if line else ""))
+    print("\n\n".join(texts))
     return 0
 
 
