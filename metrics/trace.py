@@ -105,10 +105,10 @@ def overlay_line(overlays: pd.DataFrame, entry: JournalEntry) -> str | None:
     if row.empty:
         return None
     row = row.iloc[0]
-    executed = row["executed_action"] if row["executed_action"] is not None else f"target {row['executed_target']:.4g}"
+    executed = row["executed_action"] if pd.notna(row["executed_action"]) else f"target {row['executed_target']:.4g}"
     fired = ", ".join(part for part in OVERLAY_PARTS if row[part]) or "none"
-    verb = "changed it" if row["changed"] else "kept it"
-    return f"overlay: executed {executed} ({verb}); parts fired: {fired}; day loss {row['day_loss']:.2%}"
+    what = "in place of the framework's decision" if row["changed"] else "as the framework decided"
+    return f"overlay: executed {executed}, {what}; parts fired: {fired}; day's equity change {0.0 - row['day_loss']:+.2%}"
 
 
 def find_entries(run_dir: Path, ticker: str, date: pd.Timestamp, framework: str | None = None,
@@ -149,13 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         date = pd.Timestamp(args.date).normalize()
         entries = find_entries(args.run_dir, args.ticker, date, args.framework, args.seed)
+        overlays = load_overlays(args.run_dir)
     except (DataError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     if not entries:
         print(_not_found(args.run_dir, args.ticker, date, args.framework, args.seed))
         return 1
-    overlays = load_overlays(args.run_dir)
     texts = []
     for entry in entries:
         line = overlay_line(overlays, entry) if overlays is not None else None

@@ -12,13 +12,15 @@ import pytest
 from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
 
 from harness.overlay import OVERLAY_PARTS
+from metrics import trace
 
 WALKTHROUGH = ("+suite=smoke", "overlay=walkthrough", "overlay.drift.window=20", "overlay.drift.max_hold_share=0.5")
 """The walkthrough overlay on the smoke suite, with a drift window its 62 days can fill."""
 
 
 @pytest.mark.slow
-def test_the_walkthrough_overlay_is_recorded_counted_in_the_report_and_warns_once_per_drifting_framework(tmp_path, run_cli):
+def test_the_walkthrough_overlay_is_recorded_counted_in_the_report_and_warns_once_per_drifting_framework(
+        tmp_path, run_cli, capsys):
     done = run_cli(*WALKTHROUGH, "report=true", "viewer=false", f"hydra.run.dir={tmp_path}")
     facts = json.loads((tmp_path / "run.json").read_text())
     assert all(facts["overlay"][part]["enabled"] for part in OVERLAY_PARTS)
@@ -40,6 +42,13 @@ def test_the_walkthrough_overlay_is_recorded_counted_in_the_report_and_warns_onc
     summary = (tmp_path / "summary.md").read_text()
     assert "## overlays" in summary
     assert all(f"**Warning.** {line.removeprefix('warning: ')}" in summary for line in warned)
+
+    stopped = overlays.loc[overlays["loss_stop"] & overlays["changed"]].iloc[0]
+    assert trace.main([str(tmp_path), stopped["ticker"], f"{stopped['date']:%Y-%m-%d}", stopped["framework"],
+                       "--seed", str(stopped["seed"])]) == 0
+    shown = capsys.readouterr().out
+    assert f"action: {stopped['original_action']}" in shown
+    assert "overlay: executed HOLD, in place of the framework's decision; parts fired: loss_stop" in shown
 
 
 @pytest.mark.slow
