@@ -35,10 +35,9 @@ OVERLAY_PARTS = ("loss_stop", "cool_down", "cold_start", "sizing", "drift")
 HOLD = Decision(action=Action.HOLD)
 
 
-def _kind(decision: Decision) -> tuple[str | None, float]:
-    """(action, target) columns of a decision: one is set, the other None / NaN."""
-    return (decision.action.value if decision.action is not None else None,
-            decision.target if decision.target is not None else math.nan)
+def _columns(decision: Decision) -> tuple[str | None, float | None]:
+    """(action, target) of a decision, the columns of a record: one is set, the other None (NaN in the table)."""
+    return decision.action.value if decision.action is not None else None, decision.target
 
 
 class OverlayBook:
@@ -74,39 +73,34 @@ class OverlayBook:
 
     def submit(self, decision: Decision) -> None:
         """Apply the overlay to the framework's `decision` of the current bar, fill the result, advance."""
-        portfolio, fill_price = self.simulator.portfolio, self.simulator.fill_price
-        record = {"date": self.simulator.date, **{part: False for part in OVERLAY_PARTS}}
-        loss = day_loss(self._previous_equity, portfolio.equity)
+        date, portfolio, fill_price = self.simulator.date, self.simulator.portfolio, self.simulator.fill_price
+        fired = dict.fromkeys(OVERLAY_PARTS, False)
+        numbers = {"day_loss": day_loss(self._previous_equity, portfolio.equity), "wrong_streak": math.nan,
+                   "hold_share": math.nan, "framework_exposure": math.nan, "baseline_exposure": math.nan}
         self._previous_equity = portfolio.equity
-        record.update(day_loss=loss, wrong_streak=math.nan, hold_share=math.nan,
-                      framework_exposure=math.nan, baseline_exposure=math.nan)
         executed = decision
-        if self.config.loss_stop.enabled and loss > self.config.loss_stop.max_loss:
-            record["loss_stop"], executed = True, HOLD
+        if self.config.loss_stop.enabled and numbers["day_loss"] > self.config.loss_stop.max_loss:
+            fired["loss_stop"], executed = True, HOLD
         if self._cool_down is not None:
             forced = self._cool_down.step(portfolio.close, decision)
-            record["wrong_streak"] = self._cool_down.streak
+            numbers["wrong_streak"] = self._cool_down.streak
             if forced:
-                record["cool_down"], executed = True, HOLD
+                fired["cool_down"], executed = True, HOLD
         if self._cold_start is not None and self._cold_start.active:
-            blend = self._cold_start.blend(decision, fill_price)
-            record["cold_start"] = True
+            blend = self._cold_start.blend(decision, fill_price)  # every cold-start day: the shadow books step
+            fired["cold_start"] = executed is decision  # not when a gate forced HOLD
             if blend is not None:
-                target, record["framework_exposure"], record["baseline_exposure"] = blend
-                if executed is decision:
+                target, numbers["framework_exposure"], numbers["baseline_exposure"] = blend
+                if fired["cold_start"]:
                     executed = Decision(target=target)
         if self.config.sizing.enabled and fill_price is not None and executed is not HOLD:
             resized = sized(executed, exposure_at(portfolio, fill_price), self.config.sizing)
-            record["sizing"], executed = resized is not executed, resized
+            fired["sizing"], executed = resized is not executed, resized
         if self._drift is not None:
-            record["drift"], share = self._drift.step(decision)
-            record["hold_share"] = math.nan if share is None else share
+            fired["drift"], share = self._drift.step(decision)
+            numbers["hold_share"] = math.nan if share is None else share
         self.simulator.submit(executed)
-        original, done = _kind(decision), _kind(executed)
-        self.records.append({"date": record.pop("date"), "original_action": original[0], "original_target": original[1],
-                             "executed_action": done[0], "executed_target": done[1],
-                             "changed": original[0] != done[0] or not _same(original[1], done[1]), **record})
-
-
-def _same(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or a == b
+        original, done = _columns(decision), _columns(executed)
+        self.records.append({"date": date, "original_action": original[0], "original_target": original[1],
+                             "executed_action": done[0], "executed_target": done[1], "changed": original != done,
+                             **fired, **numbers})

@@ -122,6 +122,7 @@ def test_a_gate_wins_over_the_cold_start_and_sizing():
                                                   "cold_start": {"enabled": True, "days": 3}}, baseline=[BUY] * 3)
     records = run(overlay_book, [BUY, BUY, BUY, HOLD])
     assert records.loc[1, "loss_stop"] and records.loc[1, "executed_action"] == "HOLD"
+    assert records["cold_start"].tolist() == [True, False, True, False]  # counted on the days it was executed
     assert shares(overlay_book)[2] == shares(overlay_book)[1]
 
 
