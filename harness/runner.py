@@ -57,7 +57,12 @@ from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
-from harness.overlay import OverlayBook, OverlayConfig, baseline_decisions, drift_warning
+from harness.overlay import (
+    OverlayBook,
+    OverlayConfig,
+    baseline_decisions,
+    drift_warning,
+)
 from harness.schema import EpisodeKey
 from harness.time_limit import TimedOut, call_within
 from market.data import MarketData

@@ -75,11 +75,11 @@ def test_a_killed_run_with_the_overlay_resumes_with_identical_metrics_and_overla
 
 @pytest.mark.slow
 @pytest.mark.parametrize("overrides, expected", [
-    (["overlay.sizing.invest_fraction=1.5"], "error: overlay: OverlayConfig: sizing.invest_fraction: Input should be "
-     "less than or equal to 1"),
+    (["overlay.sizing.invest_fraction=1.5"], ("error: overlay: OverlayConfig: sizing.invest_fraction: Input should be "
+                                              "less than or equal to 1")),
     (["+overlay.loss_stop.max_los=0.1"], "error: overlay.loss_stop: unknown key 'max_los' (did you mean 'max_loss'?)"),
-    (["overlay.cold_start.enabled=true"], "error: overlay.cold_start.baseline is not set: add "
-     "+framework@overlay.cold_start.baseline=buy_and_hold"),
+    (["overlay.cold_start.enabled=true"], ("error: overlay.cold_start.baseline is not set: add "
+                                           "+framework@overlay.cold_start.baseline=buy_and_hold")),
 ])
 def test_a_bad_overlay_config_is_one_line_and_exit_2(tmp_path, run_cli, overrides, expected):
     done = run_cli("+suite=smoke", *overrides, f"hydra.run.dir={tmp_path}", check=False)

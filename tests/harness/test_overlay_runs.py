@@ -141,7 +141,7 @@ def test_the_overlay_enters_the_config_hash_of_stateful_frameworks_only():
     configs = OmegaConf.create({"rand": {"_target_": "frameworks.baselines.random_policy.RandomPolicy"},
                                 "exp": {"_target_": "support_frameworks.ExposureTargeter"}})
     execution = OmegaConf.create(ExecutionConfig().model_dump())
-    hashes = lambda overlay: {e.name: e.config_hash for e in build_frameworks(configs, {}, execution, overlay)}  # noqa: E731
+    hashes = lambda overlay: {e.name: e.config_hash for e in build_frameworks(configs, {}, execution, overlay)}
     plain = hashes(None)
     walkthrough = hashes(OmegaConf.create(EVERY_PART))
     tighter = hashes(OmegaConf.create({**EVERY_PART, "loss_stop": {"enabled": True, "max_loss": 0.01}}))
@@ -161,8 +161,7 @@ def test_drift_is_one_warning_line_per_framework_that_drifted(tmp_path):
 
 def test_a_cold_start_needs_a_stateless_baseline(tmp_path):
     cold = {"cold_start": {"enabled": True}}
-    with Journal(tmp_path / "journal.sqlite") as journal:
-        with pytest.raises(ConfigError, match="overlay.cold_start.baseline is not set"):
-            EpisodeRunner(MarketData(bars={"AAA": BARS}), SPEC, journal, overlay=OverlayConfig.model_validate(cold))
+    with Journal(tmp_path / "journal.sqlite") as journal, pytest.raises(ConfigError, match="baseline is not set"):
+        EpisodeRunner(MarketData(bars={"AAA": BARS}), SPEC, journal, overlay=OverlayConfig.model_validate(cold))
     with pytest.raises(ConfigError, match="ExposureTargeter is stateful"):
         run_into(tmp_path / "other.sqlite", {"f": BuyAndHold()}, overlay=cold, baseline=ExposureTargeter())
