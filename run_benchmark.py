@@ -7,6 +7,7 @@
     python run_benchmark.py +suite=paper          # the AlphaQuanter protocol
     python run_benchmark.py -m +suite=smoke execution.fee_bps=0,10   # a sweep
     python run_benchmark.py +suite=smoke +probe=memorisation   # and the anonymised replay (docs/memorisation.md)
+    python run_benchmark.py +suite=smoke overlay=walkthrough   # behind the risk overlays (docs/overlays.md)
 
 Outputs go to the Hydra run directory, `outputs/<suite>/<date>_<time>/` by default
 (docs/run_directory.md). Running the same command into the same run directory again resumes
