@@ -72,6 +72,15 @@ def test_loss_stop_forces_hold_on_a_day_that_lost_more_than_5_percent():
     assert records["changed"].tolist() == [False, True, False, False]
 
 
+def test_a_forced_hold_in_target_mode_keeps_the_short_position_share_for_share():
+    # A target of -1 at 100: -100 shares, cash 20,000. Day 1 closes at 110: equity 20,000 - 11,000 = 9,000, a 10 %
+    # loss: day 1's target of 0 is forced to HOLD, a no-trade in target mode (not a target recomputed from prices).
+    overlay_book = book(bars([100, 110, 110, 110]), {"loss_stop": {"enabled": True}}, mode="target", allow_short=True)
+    records = run(overlay_book, [Decision(target=-1.0), Decision(target=0.0), Decision(target=0.0), Decision(target=0.0)])
+    assert records["executed_action"].tolist()[1] == "HOLD" and records["loss_stop"].tolist() == [False, True, False, False]
+    assert shares(overlay_book) == [0, -100, -100, 0]
+
+
 def test_cool_down_after_three_wrong_decisions_judged_on_the_next_close():
     # Closes fall every day, so every BUY is wrong once the next bar has closed. Day 0's BUY is judged at day 1's
     # close, ..., day 2's (the third wrong one) at day 3's: days 3 and 4 are forced to HOLD (days=2) and not
