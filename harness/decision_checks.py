@@ -1,10 +1,12 @@
 """Is a framework's output a decision the task can execute? Checked before it is journaled.
 
 `decision_problem(decision, execution)` returns why a framework's output cannot be journaled
-and executed under the run's execution rules, or None when it can. The runner turns a problem
-into a recorded failure (`harness.failures`, kind `invalid`) and executes the fallback; it
-applies the same check to every journaled decision it reads back, so a row written by an
-earlier TradeDuel or under other rules is decided again instead of breaking the run.
+and executed under the run's execution rules, or None when it can; `stored_form` does the same
+checks and also returns the JSON text that passed check 4, which the runner hands to the
+journal so that a decision is serialised once. The runner turns a problem into a recorded
+failure (`harness.failures`, kind `invalid`) and executes the fallback; it applies checks 1 to
+3 (`task_problem`) to every journaled decision it reads back, so a row written by an earlier
+TradeDuel or under other rules is decided again instead of breaking the run.
 
 The checks, in order:
 
@@ -16,7 +18,10 @@ The checks, in order:
 3. `confidence`, when given, is a finite number;
 4. the decision survives the journal: its JSON form validates as a `Decision` again. This
    catches what `Decision.model_construct` or an assignment let through without validation
-   (a value of the wrong type, a trace whose extras cannot be stored).
+   (a value of the wrong type, a trace whose extras cannot be stored). Reading a text back is a
+   pure function of the text, so its outcome is memoised for short texts (`READ_BACK_MEMO_CHARS`):
+   a rule baseline returns a handful of distinct decisions over thousands of dates, and the
+   validation cost more than the rule's decision.
 
 Pydantic validates a `Decision` built the normal way, but `model_construct` and attribute
 assignment skip that, and NaN or infinite numbers pass pydantic's float fields.
@@ -24,6 +29,7 @@ assignment skip that, and NaN or infinite numbers pass pydantic's float fields.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -32,6 +38,12 @@ from harness.execution import ExecutionConfig
 from market.decision import Action, Decision, Trace
 
 TaskCheck = Callable[[Decision, ExecutionConfig], "str | None"]
+
+READ_BACK_MEMO_CHARS = 4096
+"""Longest JSON text whose read-back outcome is memoised (a rule's decision with an empty trace is
+about 180 characters; LLM traces are longer, unique, and cost seconds to make anyway)."""
+READ_BACK_MEMO_SIZE = 256
+"""Distinct texts memoised (least recently used first out): at most 1 MiB held."""
 
 
 def _finite_number(value: object) -> bool:
@@ -82,11 +94,34 @@ def task_problem(decision: object, execution: ExecutionConfig) -> str | None:
 
 def decision_problem(decision: object, execution: ExecutionConfig) -> str | None:
     """Why `decision` cannot be journaled and executed under `execution` (see the module docstring); None when it can."""
+    return stored_form(decision, execution)[1]
+
+
+def stored_form(decision: object, execution: ExecutionConfig) -> tuple[str | None, str | None]:
+    """(`decision` as the journal stores it, None) when it can be journaled and executed under `execution`;
+    (None, why not) when it cannot (checks 1 to 4 of the module docstring)."""
     problem = task_problem(decision, execution)
     if problem is not None:
-        return problem
+        return None, problem
     try:
-        Decision.model_validate_json(decision.model_dump_json())
-    except Exception as error:  # noqa: BLE001 - any failure to store or read it back is the decision's problem
-        return f"it cannot be stored and read back: {one_line(error)}"
+        payload = decision.model_dump_json()
+    except Exception as error:  # noqa: BLE001 - any failure to store it is the decision's problem
+        return None, _unstorable(error)
+    problem = _read_back_memo(payload) if len(payload) <= READ_BACK_MEMO_CHARS else _read_back(payload)
+    return (payload, None) if problem is None else (None, problem)
+
+
+def _read_back(payload: str) -> str | None:
+    """Check 4 on a decision's JSON text: why it does not validate as a `Decision` again, or None."""
+    try:
+        Decision.model_validate_json(payload)
+    except Exception as error:  # noqa: BLE001 - any failure to read it back is the decision's problem
+        return _unstorable(error)
     return None
+
+
+_read_back_memo = functools.lru_cache(maxsize=READ_BACK_MEMO_SIZE)(_read_back)
+
+
+def _unstorable(error: Exception) -> str:
+    return f"it cannot be stored and read back: {one_line(error)}"

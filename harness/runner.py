@@ -52,7 +52,7 @@ from tqdm.auto import tqdm
 
 from core.errors import ConfigError
 from harness.batch_size import stateless_batch_size
-from harness.decision_checks import decision_problem, task_problem
+from harness.decision_checks import stored_form, task_problem
 from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig, Simulator
 from harness.failures import Failure, FailureKind, decision_place
@@ -380,17 +380,19 @@ class EpisodeRunner:
 
     def _decide(self, entry: FrameworkEntry, contexts: list[DecisionContext],
                 result: RunResult) -> list[JournalEntry]:
-        """Decide a batch, isolate failures, check every decision, journal them in one transaction."""
+        """Decide a batch, isolate failures, check every decision, journal them in one transaction
+        (each checked decision with the JSON text its check read back, so it is serialised once)."""
         started = time.perf_counter()
         outputs = self._decide_isolating_failures(entry.framework, contexts, self._time_limit(entry))
         wall_s = (time.perf_counter() - started) / max(len(contexts), 1)
-        entries = []
+        key = result.journal_keys[entry.name]
+        entries, payloads = [], []
         for context, output in zip(contexts, outputs):
-            decision, failure = self._checked(entry, context, output)
-            entries.append(JournalEntry(framework=entry.name, key=result.journal_keys[entry.name], ticker=context.ticker,
-                                        date=context.date, seed=context.seed, decision=decision, wall_s=wall_s,
-                                        failure=failure))
-        self.journal.append(entries)
+            decision, payload, failure = self._checked(entry, context, output)
+            entries.append(JournalEntry(framework=entry.name, key=key, ticker=context.ticker, date=context.date,
+                                        seed=context.seed, decision=decision, wall_s=wall_s, failure=failure))
+            payloads.append(payload)
+        self.journal.append(entries, payloads)
         result.made += len(entries)
         return entries
 
@@ -420,19 +422,27 @@ class EpisodeRunner:
             return [Failure(FailureKind.RAISED, f"{type(error).__name__}: {error}")]
         return list(decisions)
 
-    def _checked(self, entry: FrameworkEntry, context: DecisionContext, output: object) -> tuple[Decision, Failure | None]:
-        """The decision to journal and execute for `output`, and its failure: a failed call or an invalid decision
-        gets the fallback, a decision whose trace reports an error is kept as the framework's own fallback."""
-        place = decision_place(entry.name, context.ticker, context.date, context.seed)
+    def _checked(self, entry: FrameworkEntry, context: DecisionContext,
+                 output: object) -> tuple[Decision, str | None, Failure | None]:
+        """The decision to journal and execute for `output`, its JSON text when its check made it (None for a
+        fallback), and its failure: a failed call or an invalid decision gets the fallback, a decision whose
+        trace reports an error is kept as the framework's own fallback."""
         if isinstance(output, Failure):
-            failure = Failure(output.kind, f"{place}: {output.message}")
-        elif (problem := decision_problem(output, self.spec.execution)) is not None:
-            failure = Failure(FailureKind.INVALID, f"{place}: {problem}")
-        elif output.trace.error is not None:
-            return output, Failure(FailureKind.REPORTED, f"{place}: {output.trace.error}")
+            kind, problem = output.kind, output.message
         else:
-            return output, None
-        return self._fallback(failure.message), failure
+            payload, problem = stored_form(output, self.spec.execution)
+            if problem is None and output.trace.error is None:
+                return output, payload, None
+            if problem is None:
+                return output, payload, self._failure(entry, context, FailureKind.REPORTED, output.trace.error)
+            kind = FailureKind.INVALID
+        failure = self._failure(entry, context, kind, problem)
+        return self._fallback(failure.message), None, failure
+
+    @staticmethod
+    def _failure(entry: FrameworkEntry, context: DecisionContext, kind: FailureKind, problem: str) -> Failure:
+        """A failure whose message names the decision (formatted here, only when a decision fails)."""
+        return Failure(kind, f"{decision_place(entry.name, context.ticker, context.date, context.seed)}: {problem}")
 
     def _fallback(self, error: str) -> Decision:
         if self.spec.execution.mode == "discrete":
