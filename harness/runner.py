@@ -226,7 +226,11 @@ class EpisodeRunner:
         Start-up objects (modules, data, models) are frozen out of the garbage collector while
         frameworks decide: otherwise the first full collection, which scans all of them, is
         timed as part of whichever batch triggers it (0.5 ms per decision on the first batch
-        of the quick suite, 0.003 ms on the next).
+        of the quick suite, 0.003 ms on the next). So is what each framework leaves for the
+        rest of the run (its decisions and episodes, about 14 tracked objects per decision),
+        after a collection of what it left as garbage: otherwise every later full collection
+        scans all decisions so far, a third of the CPU time of 75,600 rule decisions
+        (`benchmarks/baseline_speed.py`). Everything is unfrozen when the run ends.
         """
         result = RunResult(episodes={}, decisions=[])
         gc.collect()
@@ -234,6 +238,8 @@ class EpisodeRunner:
         try:
             for entry in frameworks:
                 self._run_framework(entry, result)
+                gc.collect()
+                gc.freeze()
         finally:
             gc.unfreeze()
         for journal_entry in result.decisions:
