@@ -376,37 +376,39 @@ class Journal:
         `payloads[i]`, where given, is `entries[i].decision` as JSON already (`decision_checks.stored_form`
         made it while checking the decision); the others are serialised here."""
         payloads = payloads or [None] * len(entries)
-        rows = []
-        for e, payload in zip(entries, payloads, strict=True):
-            failure = e.failure
-            rows.append((e.key, e.framework, e.ticker, _date_key(e.date), int(e.seed), None, float(e.wall_s),
-                         e.decision.model_dump_json() if payload is None else payload,
-                         failure.kind.value if failure else None, failure.message if failure else None))
+        decisions = [(e.key, e.ticker, _date_key(e.date), int(e.seed)) for e in entries]
         with self._sqlite_errors(), self._transaction():
+            attempts = self._next_attempts(decisions)
+            rows = []
+            for e, payload, decision in zip(entries, payloads, decisions, strict=True):
+                attempt = attempts.get(decision, 0)
+                attempts[decision] = attempt + 1
+                key, ticker, date, seed = decision
+                failure = e.failure
+                rows.append((key, e.framework, ticker, date, seed, attempt, float(e.wall_s),
+                             e.decision.model_dump_json() if payload is None else payload,
+                             failure.kind.value if failure else None, failure.message if failure else None))
             self._insert(rows)
 
     def _insert(self, rows: list[tuple]) -> None:
-        """Insert `rows` (ROW_COLUMNS values; attempt None: the next one) chained to the head, and move the head."""
+        """Insert `rows` (ROW_COLUMNS values) chained to the head, and move the head."""
         previous, count = self._head()
-        attempts = self._next_attempts([(values[0], *values[2:5]) for values in rows if values[5] is None])
         chained = []
         for values in rows:
-            if values[5] is None:
-                decision = (values[0], *values[2:5])
-                attempt = attempts.get(decision, 0)
-                attempts[decision] = attempt + 1
-                values = (*values[:5], attempt, *values[6:])
             previous = row_hash(previous, values)
             chained.append((*values, previous))
         self._db.executemany(_INSERT_ROW, chained)
         count += len(chained)
         self._db.executemany("UPDATE meta SET value = ? WHERE name = ?", [(previous, "head"), (str(count), "rows")])
 
-    def _next_attempts(self, decisions: list[tuple]) -> dict[tuple, int]:
+    def _next_attempts(self, decisions: list[tuple[str, str, str, int]]) -> dict[tuple[str, str, str, int], int]:
         """(key, ticker, date, seed) -> 1 + the latest journaled attempt of that decision, for those of `decisions`
-        that have one (a new decision's first attempt is 0). One query for the whole batch: the decisions go into
-        a temporary table, joined with the journal's unique (key, ticker, date, seed, attempt) index."""
-        if not decisions:
+        that have one (a new decision's first attempt is 0). Nothing to look up when no row has their journal keys
+        (a fresh run); otherwise one query for the whole batch: the decisions go into a temporary table, joined
+        with the journal's unique (key, ticker, date, seed, attempt) index."""
+        keys = sorted({key for key, *_ in decisions})
+        if not self._db.execute(f"SELECT EXISTS (SELECT 1 FROM decisions WHERE key IN ({', '.join('?' * len(keys))}))",
+                                keys).fetchone()[0]:
             return {}
         self._db.execute("CREATE TEMP TABLE IF NOT EXISTS appending (key TEXT, ticker TEXT, date TEXT, seed INTEGER)")
         self._db.execute("DELETE FROM appending")

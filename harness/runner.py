@@ -270,7 +270,7 @@ class EpisodeRunner:
         if entry.framework.stateful:
             self._run_stateful(entry, episodes, journaled, result, bar)
         else:
-            self._run_stateless(entry, episodes, missing, journaled, result, bar)
+            self._run_stateless(entry, episodes, keys, missing, journaled, result, bar)
         bar.close()
         if self.overlay is not None and (line := drift_warning(entry.name, result.overlay_records, self.overlay.drift)):
             self.warn(line)
@@ -352,19 +352,22 @@ class EpisodeRunner:
             result.overlay_records.extend({**row, "framework": entry.name, "ticker": ticker, "seed": seed}
                                           for row in simulator.records)
 
-    def _run_stateless(self, entry, episodes, missing, journaled, result, bar) -> None:
+    def _run_stateless(self, entry, episodes, keys, missing, journaled, result, bar) -> None:
         size = stateless_batch_size(entry.framework, self.spec.batch_size, len(missing))
         for lo in range(0, len(missing), size):
-            contexts = [self._context(entry, t, d, s) for t, d, s in missing[lo:lo + size]]
-            fresh = self._decide(entry, contexts, result)
-            journaled.update({(e.ticker, e.date, e.seed): e for e in fresh})
+            batch = missing[lo:lo + size]
+            fresh = self._decide(entry, [self._context(entry, t, d, s) for t, d, s in batch], result)
+            journaled.update(zip(batch, fresh))
             bar.update(len(fresh))
-        for ticker, seed in episodes:
+        start = 0
+        for ticker, seed in episodes:  # `keys` holds each episode's (ticker, date, seed) in date order, in turn
             simulator = self._simulator(ticker, seed)
-            for date in self._days[ticker]:
-                journal_entry = journaled[(ticker, date, seed)]
+            end = start + len(self._days[ticker])
+            for key in keys[start:end]:
+                journal_entry = journaled[key]
                 result.decisions.append(journal_entry)
                 simulator.submit(journal_entry.decision)
+            start = end
             self._finish(entry, ticker, seed, simulator, result)
 
     def _run_stateful(self, entry, episodes, journaled, result, bar) -> None:
