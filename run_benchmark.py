@@ -13,7 +13,8 @@ Outputs go to the Hydra run directory, `outputs/<suite>/<date>_<time>/` by defau
 (docs/run_directory.md). Running the same command into the same run directory again resumes
 from its decision journal; decisions whose inputs changed (config, framework fingerprint,
 data) are made afresh, with one warning line. Bad data or configuration, including a config
-key that nothing takes, stops the run with one `error:` line and exit code 2.
+key that nothing takes, stops the run with one `error:` line and exit code 2 (`core.errors`);
+anything else is a bug and stops it with its traceback and exit code 1.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from core.config_keys import check_primary_keys, typed_config
-from core.errors import ConfigError, DataError, one_line
+from core.errors import ConfigError, exit_on_user_error
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
 from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
@@ -242,12 +243,8 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    try:
-        with journal_lock(run_dir / "journal.sqlite"):  # the whole run: a second one into run_dir stops before writing
-            run(cfg, run_dir)
-    except (DataError, ConfigError, ValueError) as error:
-        print(f"error: {one_line(error)}", file=sys.stderr)
-        sys.exit(2)
+    with exit_on_user_error(), journal_lock(run_dir / "journal.sqlite"):  # a second run into run_dir stops here
+        run(cfg, run_dir)
 
 
 def with_default_suite(argv: list[str]) -> list[str]:
@@ -258,9 +255,6 @@ def with_default_suite(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     sys.argv = with_default_suite(sys.argv)
-    try:
+    with exit_on_user_error():
         register_plugins()
-    except ConfigError as error:
-        print(f"error: {one_line(error)}", file=sys.stderr)
-        sys.exit(2)
     main()

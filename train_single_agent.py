@@ -15,13 +15,13 @@ benchmark's runner. Everything lands in `output_dir` (outputs/train/<recipe>/see
 `run_benchmark.py ... frameworks.<name>.checkpoint=<path>` evaluates). The same command resumes
 a killed run from its last checkpoint; a different run into the same `output_dir` (another seed,
 recipe, model or data) is refused with one line naming what differs, unless `resume=force`
-(`training.run_identity`). Bad configuration stops with one `error:` line, exit 2.
+(`training.run_identity`). Bad configuration or data stops with one `error:` line, exit 2
+(`core.errors`); a bug stops with its traceback, exit 1.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
 from core.config_keys import check_primary_keys, typed_config
-from core.errors import ConfigError, DataError, one_line
+from core.errors import ConfigError, exit_on_user_error
 from frameworks.registry import instantiate_or_explain
 from harness.decision_inputs import data_fingerprint
 from harness.execution import ExecutionConfig
@@ -136,11 +136,8 @@ def train(cfg: DictConfig) -> Path:
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train_single_agent")
 def main(cfg: DictConfig) -> None:
-    try:
+    with exit_on_user_error():
         train(cfg)
-    except (ConfigError, DataError, ValueError, FileNotFoundError) as error:
-        print(f"error: {one_line(error)}", file=sys.stderr)
-        sys.exit(2)
 
 
 if __name__ == "__main__":

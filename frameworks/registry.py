@@ -27,7 +27,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from core.config_keys import check_target_keys
-from core.errors import ConfigError, DataError, one_line
+from core.errors import ConfigError, PluginError, UserError, one_line
 from frameworks.base import TradingFramework
 from harness.runner import FrameworkEntry
 
@@ -50,10 +50,10 @@ def register_plugins() -> list[str]:
         try:
             cls = point.load()
         except Exception as error:  # noqa: BLE001 - a broken plugin package is named, not a traceback
-            raise ConfigError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
+            raise PluginError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
                               f"cannot be loaded: {type(error).__name__}: {one_line(error)}") from None
         if not (inspect.isclass(cls) and issubclass(cls, TradingFramework)):
-            raise ConfigError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
+            raise PluginError(f"entry point {point.name} = {point.value} in {ENTRY_POINT_GROUP} "
                               "is not a TradingFramework subclass")
         store.store(group="framework", name=point.name, node=plugin_config(cls))
         names.append(point.name)
@@ -61,12 +61,13 @@ def register_plugins() -> list[str]:
 
 
 def instantiate_or_explain(config: DictConfig, where: str) -> Any:
-    """`hydra.utils.instantiate(config)`, with a failure turned into one `ConfigError` line.
+    """`hydra.utils.instantiate(config)`, with a failure of the config turned into one `ConfigError` line.
 
     Keys the target (or a nested target) does not take are refused first (`check_target_keys`). A
-    `DataError` or `ConfigError` raised by the target already names its file or field and is
-    passed on as it is; any other failure is prefixed with `where`, the config's dotted path
-    (e.g. "frameworks.macd").
+    `UserError` raised by the target already names its file or field and is passed on as it is; a
+    target that cannot be imported, or that refuses its arguments (`ImportError`, `TypeError`,
+    `ValueError`), is one `ConfigError` line prefixed with `where`, the config's dotted path (e.g.
+    "frameworks.macd"). Anything else the target raises is a bug and propagates as it is.
     """
     if not isinstance(config, DictConfig):
         raise ConfigError(f"{where}: expected a config with a _target_, got {config!r}")
@@ -75,9 +76,11 @@ def instantiate_or_explain(config: DictConfig, where: str) -> Any:
         return instantiate(config)
     except InstantiationException as error:
         cause = error.__cause__ or error
-        if isinstance(cause, (DataError, ConfigError)):
+        if isinstance(cause, UserError):
             raise cause from None
-        raise ConfigError(f"{where}: {one_line(cause)}") from None
+        if isinstance(cause, (InstantiationException, ImportError, TypeError, ValueError)):
+            raise ConfigError(f"{where}: {one_line(cause)}") from cause
+        raise cause from error
 
 
 def config_hash(plain: dict) -> str:

@@ -26,7 +26,6 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.errors import ConfigError
 from harness.schema import EQUITY_COLUMNS, TRADE_COLUMNS
 from market.decision import Action, Decision
 from market.portfolio import PortfolioState
@@ -73,7 +72,7 @@ class Simulator:
 
     def __post_init__(self) -> None:
         if self.bars.empty:
-            raise ConfigError("cannot simulate an empty window")
+            raise ValueError("cannot simulate an empty window")
         self._prices = self.bars[["open", "close"]].to_numpy(dtype=float)
         self._dates = self.bars.index
         self._i = 0
@@ -105,7 +104,7 @@ class Simulator:
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
         if self.done:
-            raise ConfigError("the episode is over: every bar already has a decision")
+            raise RuntimeError("the episode is over: every bar already has a decision")
         price = self.fill_price
         self._i += 1
         if price is None:
@@ -174,7 +173,7 @@ def simulate(bars: pd.DataFrame, actions: pd.Series | list[Decision],
     else:
         decisions = list(actions)
     if len(decisions) != len(bars):
-        raise ConfigError(f"{len(decisions)} decisions for {len(bars)} bars")
+        raise ValueError(f"{len(decisions)} decisions for {len(bars)} bars")
     for decision in decisions:
         simulator.submit(decision)
     return simulator.result()

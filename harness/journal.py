@@ -56,7 +56,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from core.errors import ConfigError, DataError, one_line
+from core.errors import DataError, InUseError, one_line
 from harness.decision_inputs import DecisionInputs
 from harness.failures import Failure, FailureKind
 from market.decision import Decision
@@ -131,7 +131,7 @@ def warn_on_stderr(line: str) -> None:
 
 def _acquire(path: Path) -> FileLock:
     """The writer's lock on the journal at `path`, taken (again, when this thread holds it already);
-    another process holding it is one `ConfigError` line."""
+    another process holding it is one `InUseError` line."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -140,8 +140,8 @@ def _acquire(path: Path) -> FileLock:
     try:
         lock.acquire()
     except Timeout:
-        raise ConfigError(f"{path}: another run is writing to this journal (its lock {lock.lock_file} is held); "
-                          "wait for it to end, or run into another directory") from None
+        raise InUseError(f"{path}: another run is writing to this journal (its lock {lock.lock_file} is held); "
+                         "wait for it to end, or run into another directory") from None
     except OSError as error:
         raise DataError(f"{path}: cannot lock the journal for writing ({error.strerror or error}); "
                         "make its folder writable, or run into another directory") from None
@@ -237,8 +237,8 @@ class Journal:
         except sqlite3.DatabaseError as error:
             message = str(error)
             if "locked" in message or "busy" in message:
-                raise ConfigError(f"{self.path}: {message}: another process is using the journal; wait for it to end, "
-                                  "or run into another directory") from None
+                raise InUseError(f"{self.path}: {message}: another process is using the journal; wait for it to end, "
+                                 "or run into another directory") from None
             if "readonly" in message or "read-only" in message:
                 raise DataError(f"{self.path}: cannot be written ({message}); make it and its folder writable, "
                                 "or run into another directory") from None
@@ -282,8 +282,8 @@ class Journal:
             return
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(decisions)")}
         if "key" not in columns:
-            raise ConfigError(f"{self.path}: a journal of an older TradeDuel, keyed by config alone; "
-                              "run into a new directory (hydra.run.dir=...)")
+            raise DataError(f"{self.path}: a journal of an older TradeDuel, keyed by config alone; "
+                            "run into a new directory (hydra.run.dir=...)")
         if self.read_only:
             self._chained = False
             return

@@ -7,6 +7,7 @@ from pathlib import Path
 import hydra.utils
 from omegaconf import OmegaConf
 
+from core.errors import ConfigError
 from llm_backends.engine import ChatEngine
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "llm"
@@ -25,6 +26,6 @@ def load_engine(name: str, overrides: list[str] | None = None) -> ChatEngine:
     path = config_path(name)
     if not path.exists():
         known = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
-        raise ValueError(f"{path}: no such LLM config; known: {', '.join(known)}")
+        raise ConfigError(f"{path}: no such LLM config; known: {', '.join(known)}")
     cfg = OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_dotlist(overrides or []))
     return hydra.utils.instantiate(cfg)

@@ -40,7 +40,7 @@ from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict
 
 from core.config_keys import typed_config
-from core.errors import ConfigError, DataError, one_line
+from core.errors import USER_ERROR_EXIT, ConfigError, UserError, one_line
 from harness.execution import ExecutionConfig
 from harness.run_directory import Run, load_run
 from metrics import plots
@@ -372,9 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         summary = write_paper_report(args.run_dir, None, args.reps, args.seed, args.results)
-    except (DataError, ConfigError, ValueError) as error:
+    except UserError as error:
         print(f"error: {one_line(error)}", file=sys.stderr)
-        return 1
+        return USER_ERROR_EXIT
     print(summary)
     return 0
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.errors import DataError
+from core.errors import USER_ERROR_EXIT, UserError, one_line
 from harness.run_directory import Run, load_run
 from metrics import plots
 from metrics.agent_rows import agent_section
@@ -212,9 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [tuple(pair) for pair in args.pair] if args.pair else None
     try:
         summary = write_report(args.run_dir, args.benchmark, args.reps, args.seed, pairs, args.sweep, args.min_count)
-    except (DataError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    except UserError as error:
+        print(f"error: {one_line(error)}", file=sys.stderr)
+        return USER_ERROR_EXIT
     print(summary)
     return 0
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.errors import DataError
+from core.errors import USER_ERROR_EXIT, DataError, UserError, one_line
 from harness.journal import Journal, JournalEntry
 from harness.overlay import OVERLAY_PARTS
 from harness.run_directory import load_overlays
@@ -136,23 +136,31 @@ def _not_found(run_dir: Path, ticker: str, date: pd.Timestamp, framework: str | 
             f"frameworks {', '.join(dict.fromkeys(held['framework']))}")
 
 
+def decision_date(text: str) -> pd.Timestamp:
+    """The command line's decision date, midnight of that day; argparse names a malformed one."""
+    try:
+        return pd.Timestamp(text).normalize()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line (module docstring); exit code 1 when nothing matches or the run directory is unusable."""
     parser = argparse.ArgumentParser(prog="python -m metrics.trace", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("ticker")
-    parser.add_argument("date", help="decision date, YYYY-MM-DD")
+    parser.add_argument("date", type=decision_date, help="decision date, YYYY-MM-DD")
     parser.add_argument("framework", nargs="?", help="framework name as in the run (default: all)")
     parser.add_argument("--seed", type=int, default=None, help="only this seed (default: all)")
     parser.add_argument("--max-chars", type=int, default=1500, help="cut each message to this many characters (0: whole)")
     args = parser.parse_args(argv)
     try:
-        date = pd.Timestamp(args.date).normalize()
+        date = args.date
         entries = find_entries(args.run_dir, args.ticker, date, args.framework, args.seed)
         overlays = load_overlays(args.run_dir)
-    except (DataError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    except UserError as error:
+        print(f"error: {one_line(error)}", file=sys.stderr)
+        return USER_ERROR_EXIT
     if not entries:
         print(_not_found(args.run_dir, args.ticker, date, args.framework, args.seed))
         return 1

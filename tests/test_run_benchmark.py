@@ -91,6 +91,16 @@ def test_invalid_data_knob_is_one_line_naming_the_field(tmp_path, run_cli):
     assert done.stderr.strip() == "error: data: SyntheticKnobs: days: Input should be greater than or equal to 30"
 
 
+def test_an_internal_fault_keeps_its_traceback_and_exits_1(tmp_path, run_cli):
+    """A plain ValueError from inside the run is a bug, not bad input: the traceback is shown, exit code 1."""
+    done = run_cli("+suite=smoke", "data._target_=support_frameworks.inconsistent_market",
+                   f"hydra.run.dir={tmp_path}", check=False)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "ValueError: internal invariant broken while reading" in done.stderr
+    assert not any(line.startswith("error: ") for line in done.stderr.splitlines())
+
+
 def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
     env = {**support_env(), "TRADEDUEL_CACHE": str(tmp_path / "cache")}
     done = subprocess.run(benchmark_command("+suite=paper", f"hydra.run.dir={tmp_path / 'out'}"), cwd=ROOT, env=env,

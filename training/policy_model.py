@@ -14,6 +14,8 @@ from typing import Any
 
 from transformers import PreTrainedModel
 
+from core.errors import MissingFileError
+
 from llm_backends.smollm2 import ensure_converted
 from llm_backends.tiny import ensure_tiny
 from llm_backends.transformers_engine import TransformersEngine, load_pretrained
@@ -32,7 +34,7 @@ def initial_policy_folder(config: ModelConfig) -> Path:
         return ensure_converted()
     folder = Path(config.path).expanduser()
     if not (folder / "config.json").is_file():
-        raise FileNotFoundError(f"model.path {folder}: not a transformers model folder (no config.json)")
+        raise MissingFileError(f"model.path {folder}: not a transformers model folder (no config.json)")
     return folder
 
 

@@ -14,7 +14,7 @@ from filelock import FileLock
 from harness_runs import DAYS
 from misbehaving import Returns
 
-from core.errors import ConfigError, DataError
+from core.errors import DataError, InUseError
 from harness.journal import Journal
 from market.decision import Action, Decision
 
@@ -117,7 +117,7 @@ def test_a_second_writer_is_refused_in_one_line_while_readers_go_on(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "holding\n"
-        with pytest.raises(ConfigError) as refused:
+        with pytest.raises(InUseError) as refused:
             Journal(path)
         assert str(refused.value) == (f"{path}: another run is writing to this journal (its lock {path}.lock is held); "
                                       "wait for it to end, or run into another directory")

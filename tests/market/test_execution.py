@@ -83,5 +83,5 @@ def test_simulator_refuses_decisions_after_the_last_bar():
     simulator = Simulator(random_bars(2))
     simulator.submit(Decision(action=Action.HOLD))
     simulator.submit(Decision(action=Action.HOLD))
-    with pytest.raises(ValueError, match="episode is over"):
+    with pytest.raises(RuntimeError, match="episode is over"):
         simulator.submit(Decision(action=Action.HOLD))

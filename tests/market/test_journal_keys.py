@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from bars import random_bars
 
-from core.errors import ConfigError
+from core.errors import ConfigError, DataError
 from frameworks.baselines.sma_cross import SMACross
 from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.journal import Journal
@@ -88,7 +88,7 @@ def test_a_journal_keyed_by_config_alone_is_refused_in_one_line(tmp_path):
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE decisions (framework_hash TEXT, framework TEXT, ticker TEXT, date TEXT, "
                    "seed INTEGER, wall_s REAL, decision TEXT)")
-    with pytest.raises(ConfigError, match=r"journal.sqlite: a journal of an older TradeDuel.*new directory"):
+    with pytest.raises(DataError, match=r"journal.sqlite: a journal of an older TradeDuel.*new directory"):
         Journal(path)
 
 

@@ -105,7 +105,7 @@ def test_missing_file_and_column_are_named(synthetic_run, tmp_path):
     pd.read_parquet(broken / "equity.parquet").drop(columns=["position"]).to_parquet(broken / "equity.parquet")
     with pytest.raises(DataError, match=r"equity.parquet: missing column\(s\) position"):
         load_run(broken)
-    assert report.main([str(broken)]) == 1
+    assert report.main([str(broken)]) == 2
 
 
 def test_compare_reports_changed_metrics_and_decisions(synthetic_run, tmp_path, capsys):

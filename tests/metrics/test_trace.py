@@ -81,7 +81,7 @@ def test_a_missing_decision_is_one_line_naming_what_the_run_holds(run_dir, capsy
 
 def test_a_folder_without_a_journal_is_an_error_line(tmp_path, capsys):
     code, out, err = run(capsys, tmp_path, "ALFA", "2020-01-02")
-    assert code == 1 and out == "" and "journal.sqlite: missing" in err
+    assert code == 2 and out == "" and "journal.sqlite: missing" in err
 
 
 def test_the_module_runs_from_the_command_line(run_dir):

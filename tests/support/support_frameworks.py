@@ -8,7 +8,9 @@ from pathlib import Path
 
 from frameworks.base import TradingFramework
 from frameworks.baselines.random_policy import RandomPolicy
+from market.data import MarketData
 from market.decision import Action, Decision
+from market.sources.embedded import load_embedded
 
 
 class SlowRandom(RandomPolicy):
@@ -94,3 +96,15 @@ class HostileText(TradingFramework):
             episode.end_reason = "answer"
             decisions.append(episode.decision())
         return decisions
+
+
+class InconsistentMarket(MarketData):
+    """A market whose bar lookup fails with a plain ValueError: an internal fault, not bad input."""
+
+    def frame(self, ticker: str):
+        raise ValueError(f"internal invariant broken while reading {ticker}")
+
+
+def inconsistent_market(tickers: list[str]) -> InconsistentMarket:
+    """The embedded market of `tickers`, whose every bar lookup is the fault above."""
+    return InconsistentMarket(**vars(load_embedded(tickers)))
