@@ -31,6 +31,7 @@ import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
+from configs import CONFIG_DIR, SEARCH_PATH
 from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, exit_on_user_error
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
@@ -57,7 +58,6 @@ from metrics.viewer import write_viewer
 from tools import ToolSet
 
 DEFAULT_SUITE = "quick"
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 def listed(cfg: DictConfig, name: str, kind: type) -> list:
     """`cfg[name]` as a list of `kind` (a single value is a list of one: `tickers=NVDA`); the
@@ -240,7 +240,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     return run_dir / "metrics.csv"
 
 
-@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
+@hydra.main(version_base="1.3", config_path=SEARCH_PATH, config_name="config")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     with exit_on_user_error(), journal_lock(run_dir / "journal.sqlite"):  # a second run into run_dir stops here
@@ -253,8 +253,14 @@ def with_default_suite(argv: list[str]) -> list[str]:
     return argv if named else [*argv, f"+suite={DEFAULT_SUITE}"]
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The command line (`python run_benchmark.py`, `python -m run_benchmark`, or the installed `tradeduel-run`):
+    the default suite unless one is named, installed plugins registered, then the Hydra app."""
     sys.argv = with_default_suite(sys.argv)
     with exit_on_user_error():
         register_plugins()
     main()
+
+
+if __name__ == "__main__":
+    cli()

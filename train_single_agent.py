@@ -30,6 +30,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
+from configs import CONFIG_DIR, SEARCH_PATH
 from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, exit_on_user_error
 from frameworks.registry import instantiate_or_explain
@@ -51,7 +52,6 @@ from training.trainer_arguments import monitoring_callbacks
 from training.validation import Validation, ValidationSetup
 from training.warm_start import run_warm_start, warm_start_policy
 
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 
 def validation_setup(data: MarketData, tickers: list[str], splits: Splits, cfg: DictConfig, config: TrainConfig,
@@ -134,7 +134,7 @@ def train(cfg: DictConfig) -> Path:
     return output_dir
 
 
-@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train_single_agent")
+@hydra.main(version_base="1.3", config_path=SEARCH_PATH, config_name="train_single_agent")
 def main(cfg: DictConfig) -> None:
     with exit_on_user_error():
         train(cfg)

@@ -25,9 +25,10 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from configs import CONFIG_DIR
 from core.errors import ConfigError
 
-BACKBONE_DIR = Path(__file__).resolve().parents[1] / "configs" / "backbone"
+BACKBONE_DIR = CONFIG_DIR / "backbone"
 NOT_RUN = "not run"
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import hydra.utils
 from omegaconf import OmegaConf
 
+from configs import CONFIG_DIR as CONFIGS
 from core.errors import ConfigError
 from llm_backends.engine import ChatEngine
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "llm"
+CONFIG_DIR = CONFIGS / "llm"
 
 
 def config_path(name: str) -> Path:

@@ -13,9 +13,10 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from configs import CONFIG_DIR as CONFIGS
 from core.errors import ConfigError
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "single_agent"
+CONFIG_DIR = CONFIGS / "single_agent"
 
 
 def group_config(group: str, name: str) -> dict[str, Any]:

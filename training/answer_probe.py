@@ -35,6 +35,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from configs import CONFIG_DIR
 from core.config_keys import typed_config
 from frameworks.registry import instantiate_or_explain
 from market.decision import Action
@@ -48,7 +49,6 @@ from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine
 from training.prompt_dataset import balanced_regimes, labelled_days
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
 def first_answer_tokens(tokenizer) -> torch.Tensor:
