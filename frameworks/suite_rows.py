@@ -12,7 +12,9 @@ and two kinds of row built from them, added to `frameworks` before the run:
 - `rows.trained`: NAME -> {template, checkpoints: {seed: path}, train, overrides}: the template
   with `checkpoints` (`frameworks.checkpoint_seeds`). When a checkpoint path does not exist the
   row is not built; it is reported as `not run: <train command per missing seed>` (`train` with
-  `{seed}` filled in), never dropped silently.
+  `{seed}` filled in), never dropped silently. A trained row may hold `vars`, values its other fields
+  interpolate (`${.vars.run}`) and nothing else reads: rows that differ in a few words share one text
+  (configs/suite/paper.yaml writes its train command once, as a YAML anchor).
 
 `expand_rows` returns the frameworks to run and, per built or skipped row, its facts for the
 run's provenance (`run.json` `rows`).
