@@ -52,9 +52,8 @@ def test_the_second_of_two_identical_runs_started_at_once_is_refused_and_the_fir
     command = benchmark_command(*SMALL, *gated(opens), f"hydra.run.dir={run_dir}")
     first = subprocess.Popen(command, cwd=ROOT, env=support_env(HERE), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
-    deadline = time.monotonic() + 120
     while not (run_dir / "config.yaml").is_file():  # written once the first holds the journal's lock
-        assert first.poll() is None and time.monotonic() < deadline, first.stderr.read() if first.poll() else "no start"
+        assert first.poll() is None, first.stderr.read()
         time.sleep(0.1)
     second = subprocess.run(command, cwd=ROOT, env=support_env(HERE), capture_output=True, text=True, timeout=240)
     assert first.poll() is None, "the first run is still running"

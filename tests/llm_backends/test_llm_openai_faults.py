@@ -39,36 +39,57 @@ def test_retries_exhausted_become_the_conversations_error():
     assert result.error == f"{server.url}/chat/completions: HTTP 502: bad gateway (after 3 attempts)"
 
 
+def waits_recorded(engine: OpenAIEngine) -> list[float]:
+    """The seconds `engine` decides to wait after each failed attempt (tenacity asks after the last one too,
+    before it stops), recorded as they are decided: no clock is read."""
+    waits: list[float] = []
+    decide = engine._wait
+
+    def recording(state):
+        waits.append(decide(state))
+        return waits[-1]
+
+    engine._wait = recording
+    return waits
+
+
 def test_429_waits_the_seconds_retry_after_asks_for():
     with FaultServer(in_order(Reply(429, "slow down", {"Retry-After": "1"}), FINE)) as server:
-        result = client(server).generate_one(conversation("x"))
-    assert result.text == "fine"
-    assert server.gaps()[0] >= 0.95, "backoff alone would have waited about 0.01 s"
+        engine = client(server)
+        waits = waits_recorded(engine)
+        result = engine.generate_one(conversation("x"))
+    assert result.text == "fine" and len(server.received) == 2
+    assert waits == [1.0], "backoff alone would have waited about 0.01 s"
 
 
 def test_503_waits_until_the_http_date_retry_after_names():
-    later = formatdate(time.time() + 2, usegmt=True)
+    later = formatdate(time.time() + 3, usegmt=True)
     with FaultServer(in_order(Reply(503, "maintenance", {"Retry-After": later}), FINE)) as server:
-        result = client(server).generate_one(conversation("x"))
-    assert result.text == "fine"
-    assert 0.9 <= server.gaps()[0] < 3.0
+        engine = client(server)
+        waits = waits_recorded(engine)
+        result = engine.generate_one(conversation("x"))
+    assert result.text == "fine" and len(server.received) == 2
+    assert len(waits) == 1 and 0 < waits[0] <= 3, "the time left until the named date (whole seconds), not backoff"
+    assert waits[0] > 0.01 * 2 + 0.01, "more than backoff's first wait could be"
 
 
 def test_retry_after_beyond_the_cap_fails_at_once():
     with FaultServer(in_order(Reply(429, "come back tomorrow", {"Retry-After": "86400"}))) as server:
-        start = time.monotonic()
-        result = client(server, max_retry_after_s=5).generate_one(conversation("x"))
-    assert time.monotonic() - start < 2 and len(server.received) == 1
+        engine = client(server, max_retry_after_s=5)
+        waits = waits_recorded(engine)
+        result = engine.generate_one(conversation("x"))
+    assert waits == [] and len(server.received) == 1
     assert "HTTP 429: come back tomorrow (Retry-After asks for 86400 s, more than max_retry_after_s=5)" in result.error
 
 
 def test_a_hang_past_the_timeout_is_an_error_after_the_retries():
     with FaultServer(in_order(Reply(hang=True))) as server:
-        start = time.monotonic()
-        result = client(server, timeout_s=0.3, max_retries=1).generate_one(conversation("x"))
-        elapsed = time.monotonic() - start
+        engine = client(server, timeout_s=0.3, max_retries=1)
+        waits = waits_recorded(engine)
+        result = engine.generate_one(conversation("x"))
     assert result.error == f"{server.url}/chat/completions: ReadTimeout: timed out (after 2 attempts)"
-    assert 0.6 <= elapsed < 3.0 and len(server.received) == 2
+    assert len(server.received) == 2 and waits, "two attempts, a wait decided after each"
+    assert all(wait <= 0.01 * 2**n + 0.01 for n, wait in enumerate(waits)), "backoff_s·2^(n-1) + U(0, backoff_s)"
 
 
 def test_connection_refused_names_the_url():

@@ -2,9 +2,10 @@
 or the request timeout passes, streamed or not, and the engine is free for the next request at once.
 
 Each case starts a greedy answer to "hello" (it runs to any length without an end-of-turn token)
-with HUGE completion tokens, then checks that a short request is answered promptly afterwards and
-that the engine's count of completion tokens settles below STOPPED_BELOW (the decode stopped; a
-generation running on in the background would not settle, or would settle at HUGE). On a loaded
+with HUGE completion tokens, then checks that a short request is answered afterwards and that the
+engine's count of completion tokens settles below STOPPED_BELOW (the decode stopped; a generation
+running on in the background would not settle, or would settle at HUGE). Counts, not clocks: a
+loaded machine decodes fewer tokens before the stop, never more. On a loaded
 2-core machine the tiny model decoded about 2,100 tokens between the request and its stop, so the
 bound leaves room above that and below HUGE.
 """
@@ -20,8 +21,6 @@ from llm_backends.serve import start_server
 HELLO = conversation("hello")
 HUGE = 4000
 STOPPED_BELOW = HUGE * 3 // 4
-PROMPT_S = 3.0
-"""How long the short request after a stopped one may take (the stopped one would hold the engine far longer)."""
 
 
 @pytest.fixture(scope="module")
@@ -44,20 +43,17 @@ def settled_completion_tokens(engine) -> int:
 
 
 def assert_engine_freed(sdk: openai.OpenAI, engine, tokens_before: int) -> None:
-    """A short request is answered promptly, and the stopped generation decoded fewer than STOPPED_BELOW tokens."""
-    start = time.monotonic()
+    """A short request is answered, and the stopped generation decoded fewer than STOPPED_BELOW tokens."""
     short = sdk.chat.completions.create(model=engine.model, messages=conversation("hi"), max_tokens=2, temperature=0)
-    assert time.monotonic() - start < PROMPT_S
+    assert short.usage.completion_tokens == 2
     stopped_tokens = settled_completion_tokens(engine) - tokens_before - short.usage.completion_tokens
     assert 0 < stopped_tokens < STOPPED_BELOW, f"the stopped generation decoded {stopped_tokens} tokens"
 
 
 def test_a_timed_out_request_is_a_504_and_its_generation_stops(impatient, tiny):
     before = settled_completion_tokens(tiny)
-    start = time.monotonic()
     with pytest.raises(openai.InternalServerError) as timed_out:
         impatient.chat.completions.create(model=tiny.model, messages=HELLO, max_tokens=HUGE, temperature=0)
-    assert time.monotonic() - start < PROMPT_S
     assert timed_out.value.status_code == 504 and timed_out.value.code == "timeout"
     assert "request timeout (1 s); its generation was stopped" in timed_out.value.message
     assert_engine_freed(impatient, tiny, before)

@@ -33,10 +33,8 @@ def test_a_killed_async_run_resumes_where_it_stopped(cache_root, tmp_path):
                f"train.optimisation.max_steps={STEPS}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), CACHE_ENV: str(cache_root), "TRL_EXPERIMENTAL_SILENCE": "1"}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
     while not (killed / "checkpoint-1" / MARKER).is_file():  # written last: the checkpoint is complete
         assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no checkpoint within 300 s"
         time.sleep(0.2)
     process.kill()
     process.wait()
