@@ -1,6 +1,8 @@
 # TradeDuel in two commands:
 #   make run     set up, then run the default suite (extra arguments: make run ARGS="+suite=smoke")
 #   make test    set up, then run the tests          (extra arguments: make test ARGS="-x tests/market")
+#   make test-fast  the tests not marked slow (what to run while working; CI runs them all)
+#   make lint    ruff check . (the rules are pyproject.toml's [tool.ruff])
 # Both create the virtual environment $(VENV) on first use and reuse it after. What they install
 # is pyproject.toml's: the core dependencies plus the extra RUN_EXTRAS or TEST_EXTRAS (add
 # dependencies there, not here); a changed pyproject.toml is installed again on the next call.
@@ -21,13 +23,19 @@ BIN := $(VENV)/bin
 CPU_TORCH := $(shell [ "$$(uname -s)-$$(uname -m)" = Linux-x86_64 ] && ! nvidia-smi -L >/dev/null 2>&1 && echo yes)
 TORCH := torch==$(TORCH_VERSION)$(if $(CPU_TORCH),+cpu)
 
-.PHONY: run test
+.PHONY: run test test-fast lint
 
 run: $(VENV)/.installed-$(RUN_EXTRAS)
 	$(BIN)/python run_benchmark.py $(ARGS)
 
 test: $(VENV)/.installed-$(TEST_EXTRAS)
 	$(BIN)/python -m pytest -q $(ARGS)
+
+test-fast: $(VENV)/.installed-$(TEST_EXTRAS)
+	$(BIN)/python -m pytest -q -m 'not slow' $(ARGS)
+
+lint: $(VENV)/.installed-$(TEST_EXTRAS)
+	$(BIN)/ruff check .
 
 # The virtual environment with pip and the pinned torch. The CPU build is tried from the
 # configured indexes first (quietly: a mirror or wheel folder may hold it), then from TORCH_CPU_INDEX.

@@ -8,7 +8,10 @@ CONV = [{"role": "user", "content": "hi"}]
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 
 
-def key(fingerprint="f", conversation=CONV, tools=None, params=SamplingParams(), occurrence=0):
+GREEDY = SamplingParams()
+
+
+def key(fingerprint="f", conversation=CONV, tools=None, params=GREEDY, occurrence=0):
     return cache_key(fingerprint, request_identity(conversation, tools, params), occurrence)
 
 
