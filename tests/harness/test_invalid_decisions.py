@@ -45,6 +45,7 @@ INVALID = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "make", "problem"), INVALID, ids=[problem for _, _, problem in INVALID])
 def test_an_invalid_decision_is_a_recorded_failure_and_never_reaches_the_journal(journaled, mode, make, problem):
     result = journaled({"plugin": Returns(make)}, mode=mode)

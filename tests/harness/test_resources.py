@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from harness.resources import peak_rss_mb, run_resources, torch_threads
 
 
@@ -15,6 +17,7 @@ def test_peak_memory_reaches_a_block_larger_than_the_peak_so_far():
     del block
 
 
+@pytest.mark.slow
 def test_torch_threads_are_read_only_when_torch_is_loaded():
     probe = "import sys; from harness.resources import torch_threads; a = torch_threads(); import torch; " \
             "torch.set_num_threads(1); print(a, torch_threads())"

@@ -112,6 +112,7 @@ def test_verdict_is_computed_from_the_tests(synthetic_run):
     assert all(f"{name} (" in text for name in significant)
 
 
+@pytest.mark.slow
 def test_summary_opens_with_the_verdict_and_labels_what_was_tested(synthetic_run, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(synthetic_run, run_dir)
@@ -130,6 +131,7 @@ def test_summary_opens_with_the_verdict_and_labels_what_was_tested(synthetic_run
     assert all(cell.startswith("-- ") for cell in rates if int(cell.split("n=")[1].rstrip(")| ")) < 200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dates", [2, 3])
 def test_report_degrades_gracefully_on_a_window_of_a_few_days(synthetic_run, tmp_path, dates):
     run_dir = tmp_path / "run"

@@ -20,6 +20,7 @@ from metrics.performance import sharpe_ratio
 TRUE_SR = 0.1  # per period: mean 0.001, std 0.01
 
 
+@pytest.mark.slow
 def test_sharpe_ci_covers_the_true_value_about_95_percent_of_the_time():
     rng = np.random.default_rng(2024)
     simulations = 300

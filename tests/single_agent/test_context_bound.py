@@ -3,6 +3,7 @@ the part that two different episodes' first prompts really share."""
 
 from __future__ import annotations
 
+import pytest
 from test_rollout import GREEDY, starts
 
 from llm_backends.types import SamplingParams
@@ -14,6 +15,7 @@ from single_agent.rollout import roll_out
 from single_agent.scripted_policy import expert_policy
 
 
+@pytest.mark.slow
 def test_episodes_of_the_expert_and_of_the_model_stay_within_the_bound(compact, tiny):
     sampled = SamplingParams(max_new_tokens=GREEDY.max_new_tokens, temperature=1.0, seed=7)
     episodes = roll_out(expert_policy(ScriptedExpert(compact), tiny), compact, starts(compact), GREEDY, constrained=False)
@@ -32,6 +34,7 @@ def test_the_shared_prefix_is_shared_and_holds_the_system_prompt(compact, tiny):
     assert system_prompt(compact) in tiny.tokenizer.decode(a[:shared])
 
 
+@pytest.mark.slow
 def test_a_store_fits_its_share_of_episodes_and_an_uncut_protocol_has_no_bound(compact, paper, tiny):
     bound, shared = episode_positions(tiny, compact, 100), shared_prompt_tokens(tiny, compact)
     assert episodes_fitting(shared + 10 * (bound - shared), tiny, compact, 100) == 10

@@ -146,6 +146,7 @@ def test_finished_episodes_leave_the_batch(compact, tiny):
     assert [len(e.turns) for e in episodes] == [1, 1, 4, 4]
 
 
+@pytest.mark.slow
 def test_constrained_tiny_model_writes_only_valid_steps(compact, tiny):
     enforcing = compact.model_copy(update={"enforce_required_tools": True})
     params = SamplingParams(temperature=1.0, max_new_tokens=max_turn_tokens(compact, ticker="BRVO"))

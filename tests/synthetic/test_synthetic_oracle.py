@@ -47,12 +47,14 @@ def news_excess():
     return excess_over_buy_and_hold(get_news_data)
 
 
+@pytest.mark.slow
 def test_reading_the_informative_channel_beats_buy_and_hold(news_excess):
     test = stats.ttest_1samp(news_excess, 0.0, alternative="greater")
     assert test.pvalue < 0.001
     assert news_excess.mean() * 252 > 0.15  # > 15 % a year above buy-and-hold, after fees
 
 
+@pytest.mark.slow
 def test_reading_an_uninformative_channel_does_not(news_excess):
     social_excess = excess_over_buy_and_hold(get_reddit_data)
     assert stats.ttest_1samp(social_excess, 0.0, alternative="greater").pvalue > 0.1

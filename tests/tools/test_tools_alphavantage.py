@@ -48,6 +48,7 @@ def test_channels_and_release_rules(records):
     assert ("treasury_10y", pd.Timestamp("2020-02-17")) not in macro.index  # "." is missing
 
 
+@pytest.mark.slow
 def test_tools_read_alphavantage_records_point_in_time():
     data = with_alphavantage(load_embedded(["NVDA"]), CACHE)
     toolset = ToolSet(MarketView(data, "2020-03-02"))

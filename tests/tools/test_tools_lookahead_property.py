@@ -96,6 +96,7 @@ def calls(draw, name: str):
     return asof, arguments, draw(st.integers(0, 2**31 - 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(TOOLS))
 def test_data_after_the_view_never_changes_a_tool(name):
     @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -55,6 +55,7 @@ def test_schemas_are_in_the_qwen_function_format_and_share_the_definition(synthe
     assert market["function"]["parameters"]["properties"]["lookback_days"]["minimum"] == 1
 
 
+@pytest.mark.slow
 def test_schemas_have_the_shape_transformers_builds_for_chat_templates():
     from transformers.utils import get_json_schema
 
