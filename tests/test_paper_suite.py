@@ -14,6 +14,8 @@ from cli_helpers import ROOT, benchmark_command, support_env
 from metrics.paper_reference import MAIN, paper_reference
 from metrics.rolling import rolling_windows
 
+pytestmark = pytest.mark.slow  # one paper-suite run shared by the module, and a parallel sweep: minutes
+
 PAPER_TICKERS = ["GOOGL", "META", "MSFT", "NVDA", "TSLA"]
 TEST_END = "2025-01-17"
 ROLLING_DAYS, ROLLING_STEP = 7, 2

@@ -32,6 +32,7 @@ def smoke_dir(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_smoke_suite_writes_every_output(smoke_dir):
     for name in ("metrics.csv", "summary.md", "equity.parquet", "trades.csv", "decisions.parquet",
                  "prices.parquet", "journal.sqlite", "run.json", ".hydra/config.yaml", "viewer/index.html"):
@@ -62,6 +63,7 @@ def independent_buy_and_hold(path: str, start: str, end: str, cash: float = 100_
     return equity
 
 
+@pytest.mark.slow
 def test_buy_and_hold_equity_matches_an_independent_computation(smoke_dir):
     equity = pd.read_parquet(smoke_dir / "equity.parquet")
     ours = equity[(equity.framework == "buy_and_hold") & (equity.ticker == "NVDA")]["equity"].tolist()
@@ -111,6 +113,7 @@ def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
         "python -m market.fetch --tickers GOOGL META MSFT NVDA TSLA --start 2022-09-01 --end 2025-07-31")
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, run_cli):
     slow = "+frameworks.slow={_target_: support_frameworks.SlowRandom, delay_s: 0.01}"
     overrides = ("+suite=smoke", slow, "batch_size=8")
@@ -134,9 +137,9 @@ def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, ru
     assert compare.main([str(tmp_path / "whole"), str(killed)]) == 0  # made/reused counts are not results
 
 
-def test_framework_failures_are_recorded_not_fatal(tmp_path, run_cli):
-    run_cli("+suite=smoke", "+frameworks.flaky={_target_: support_frameworks.FailsOnMondays}",
-            "batch_size=16", f"hydra.run.dir={tmp_path}")
+def test_framework_failures_are_recorded_not_fatal(tmp_path):
+    run_in_process(tmp_path, "+suite=smoke", "+frameworks.flaky={_target_: support_frameworks.FailsOnMondays}",
+                   "batch_size=16")
     decisions = pd.read_parquet(tmp_path / "decisions.parquet").query("framework == 'flaky'")
     mondays = decisions["date"].dt.day_of_week == 0
     assert decisions.loc[mondays, "error"].str.contains("no decisions on Mondays").all()
@@ -206,69 +209,72 @@ def test_bad_data_file_is_one_user_error_line_naming_it(tmp_path, make_folder, e
     assert line == f"error: {folder}/{expected}"
 
 
-def test_a_single_ticker_needs_no_brackets(tmp_path, run_cli):
-    run_cli("+suite=smoke", "tickers=NVDA", f"hydra.run.dir={tmp_path}")
+def test_a_single_ticker_needs_no_brackets(tmp_path):
+    run_in_process(tmp_path, "+suite=smoke", "tickers=NVDA")
     assert set(pd.read_csv(tmp_path / "metrics.csv")["ticker"]) == {"NVDA", "AVG"}
 
 
-def test_a_changed_data_file_is_decided_afresh_with_one_warning(tmp_path, run_cli):
+def test_a_changed_data_file_is_decided_afresh_with_one_warning(tmp_path, capsys):
     folder = bars_file(tmp_path / "data")
-    overrides = ("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]", f"hydra.run.dir={tmp_path / 'out'}")
-    run_cli(*overrides)
+    overrides = ("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]")
+    run_in_process(tmp_path / "out", *overrides)
     first = (tmp_path / "out" / "metrics.csv").read_bytes()
-    again = run_cli(*overrides)
-    assert json.loads((tmp_path / "out" / "run.json").read_text())["decisions_made"] == 0 and again.stderr == ""
+    capsys.readouterr()
+    run_in_process(tmp_path / "out", *overrides)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["decisions_made"] == 0 and capsys.readouterr().err == ""
 
     bars = pd.read_csv(folder / "AAA.csv")
     inside = bars.index[bars["date"] == "2020-02-03"][0]
     bars.loc[inside, ["open", "high", "low", "close"]] *= 1.5
     bars.to_csv(folder / "AAA.csv", index=False)
-    changed = run_cli(*overrides)
+    run_in_process(tmp_path / "out", *overrides)
     facts = json.loads((tmp_path / "out" / "run.json").read_text())
     days = len(pd.bdate_range("2020-01-02", "2020-03-31"))  # random_bars trades every business day
     assert (facts["decisions_made"], facts["decisions_reused"]) == (7 * days, 0)
-    warnings = changed.stderr.strip().splitlines()
+    warnings = capsys.readouterr().err.strip().splitlines()
     assert len(warnings) == 6 and all("(changed: bars:AAA); deciding afresh" in line for line in warnings)  # one per framework
     assert warnings[0] == (f"warning: buy_and_hold: {days} journaled decisions were made on other inputs "
                            "(changed: bars:AAA); deciding afresh, the old ones stay in the journal")
     assert (tmp_path / "out" / "metrics.csv").read_bytes() != first
 
 
-def test_an_edited_prompt_file_is_a_changed_input_under_the_same_config(tmp_path, run_cli):
+def test_an_edited_prompt_file_is_a_changed_input_under_the_same_config(tmp_path, capsys):
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("BUY")
-    overrides = ("+suite=smoke", f"+frameworks.prompted={{_target_: support_frameworks.PromptedRule, prompt: '{prompt}'}}",
-                 f"hydra.run.dir={tmp_path / 'out'}")
-    run_cli(*overrides)
+    overrides = ("+suite=smoke", f"+frameworks.prompted={{_target_: support_frameworks.PromptedRule, prompt: '{prompt}'}}")
+    run_in_process(tmp_path / "out", *overrides)
     prompt.write_text("SELL")
-    done = run_cli(*overrides)
+    capsys.readouterr()
+    run_in_process(tmp_path / "out", *overrides)
     facts = json.loads((tmp_path / "out" / "run.json").read_text())
     assert (facts["decisions_made"], facts["decisions_reused"]) == (2 * 62, 7 * 2 * 62)
-    assert done.stderr == ("warning: prompted: 124 journaled decisions were made on other inputs (changed: "
+    assert capsys.readouterr().err == ("warning: prompted: 124 journaled decisions were made on other inputs (changed: "
                            "fingerprint); deciding afresh, the old ones stay in the journal\n")
     decisions = pd.read_parquet(tmp_path / "out" / "decisions.parquet").query("framework == 'prompted'")
     assert set(decisions["action"]) == {"SELL"}
 
 
-def test_data_ending_before_the_window_warns_once_and_run_json_says_what_was_traded(tmp_path, run_cli):
+def test_data_ending_before_the_window_warns_once_and_run_json_says_what_was_traded(tmp_path, capsys):
     folder = bars_file(tmp_path / "data", n=190)
     last = str(random_bars(190, start="2019-06-03").index[-1].date())
-    done = run_cli("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]", f"hydra.run.dir={tmp_path / 'out'}")
-    assert done.stderr == (f"warning: AAA: data ends {last}, before the test window 2020-01-02 .. 2020-03-31; "
+    run_in_process(tmp_path / "out", "+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]")
+    assert capsys.readouterr().err == (f"warning: AAA: data ends {last}, before the test window 2020-01-02 .. 2020-03-31; "
                            f"traded 2020-01-02 .. {last} (37 bars)\n")
     facts = json.loads((tmp_path / "out" / "run.json").read_text())
     assert facts["test_window"] == ["2020-01-02", "2020-03-31"] and facts["traded_windows"] == {"AAA": ["2020-01-02", last]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("end, bars", [("2020-01-03", 2), ("2020-01-06", 3)])
-def test_two_and_three_bar_windows_are_reported_without_warning_screens(tmp_path, run_cli, end, bars):
-    done = run_cli("+suite=smoke", "report=true", f"split.test.end={end}", f"hydra.run.dir={tmp_path}")
-    assert done.stderr == ""
+def test_two_and_three_bar_windows_are_reported_without_warning_screens(tmp_path, capsys, end, bars):
+    run_in_process(tmp_path, "+suite=smoke", "report=true", f"split.test.end={end}")
+    assert capsys.readouterr().err == ""
     assert len(pd.read_csv(tmp_path / "metrics.csv")) == 7 * 3  # (framework, seed) pairs × (2 tickers + AVG)
     days = bars - 1  # daily returns
     assert f"one {days}-day window" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_report_phase_says_so_and_the_last_line_names_summary_and_plots(tmp_path, run_cli):
     done = run_cli("+suite=smoke", "report=true", "split.test.end=2020-02-03", f"hydra.run.dir={tmp_path}")
     lines = done.stdout.strip().splitlines()

@@ -9,6 +9,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from cli_helpers import ROOT
+from in_process import run_in_process
 from frameworks.base import TradingFramework
 from market.decision import Action, DecisionContext
 from market.sources.embedded import load_embedded
@@ -78,8 +79,8 @@ def test_invalid_parameters_are_refused_with_the_reason():
         SMACross(fast=30, slow=10)
 
 
-def test_two_runs_of_one_class_under_different_names_keep_their_own_decisions(tmp_path, run_cli):
-    run_cli("+suite=smoke", "+framework@frameworks.macd_again=macd", f"hydra.run.dir={tmp_path}")
+def test_two_runs_of_one_class_under_different_names_keep_their_own_decisions(tmp_path):
+    run_in_process(tmp_path, "+suite=smoke", "+framework@frameworks.macd_again=macd")
     decisions = pd.read_parquet(tmp_path / "decisions.parquet")
     first = decisions.query("framework == 'macd'")["action"].tolist()
     again = decisions.query("framework == 'macd_again'")["action"].tolist()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 from cli_helpers import ROOT
 
 PLUGIN = ROOT / "tests" / "support" / "plugin_package"
@@ -20,6 +21,7 @@ def readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_readme_plugin_installed_with_pip_runs_through_run_benchmark(tmp_path, run_cli):
     package = tmp_path / "plugin"
     subprocess.run(["cp", "-r", str(PLUGIN), str(package)], check=True)
