@@ -48,6 +48,7 @@ def context(data: MarketData, date, seed: int = 0) -> DecisionContext:
                            portfolio=PortfolioState(cash=1e5, shares=0.0, close=1.0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["a2c", "ppo"])
 def test_runs_in_the_runner_with_one_policy_per_seed(tmp_path, algorithm):
     trader = agent(tmp_path / "policies", algorithm, timesteps=64)
@@ -81,6 +82,7 @@ def parameters(trader: FinRLAgent, seed: int) -> dict[str, torch.Tensor]:
     return trader._policies[seed][0].policy.state_dict()
 
 
+@pytest.mark.slow
 def test_same_seed_same_policy_and_a_cached_policy_is_not_retrained(tmp_path, monkeypatch):
     first, second = agent(tmp_path / "one"), agent(tmp_path / "two")
     contexts = [context(market(), date, seed=3) for date in DATES[150:160]]

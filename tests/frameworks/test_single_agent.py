@@ -13,7 +13,9 @@ import time
 import pandas as pd
 import pytest
 from cli_helpers import ROOT, benchmark_command, journal_rows, support_env
+from in_process import run_in_process
 
+from core.errors import ConfigError
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Decision
 from single_agent.failures import FAILURE_KINDS, failure_kind
@@ -39,6 +41,7 @@ def agents_run(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_single_agent_journals_whole_episodes(agents_run):
     decisions = traces(agents_run, "single_agent")
     assert len(decisions) == 7 * 2  # sampling: stochastic, every seed of the smoke suite
@@ -57,6 +60,7 @@ def test_the_single_agent_journals_whole_episodes(agents_run):
         assert trace.messages[-1]["content"].endswith(f"<answer>{decision.action.value}</answer>")
 
 
+@pytest.mark.slow
 def test_the_expert_calls_real_tools_through_the_same_engine(agents_run):
     for decision in traces(agents_run, "expert"):
         trace = decision.trace
@@ -67,6 +71,7 @@ def test_the_expert_calls_real_tools_through_the_same_engine(agents_run):
         assert trace.extra["reward"]["tool"] == 0.0 and trace.extra["reward"]["format"] > 0
 
 
+@pytest.mark.slow
 def test_run_facts_and_the_summary_show_the_agents(agents_run):
     facts = json.loads((agents_run / "run.json").read_text())["framework_facts"]
     assert facts["single_agent"]["constrained_decoding"] is True and facts["single_agent"]["samples"] == 1
@@ -80,6 +85,7 @@ def test_run_facts_and_the_summary_show_the_agents(agents_run):
     assert (agents_run / "tables" / "agents.md").is_file()
 
 
+@pytest.mark.slow
 def test_an_unconstrained_model_gets_recorded_failures_and_the_fallback(tmp_path, run_cli):
     run_cli(*WINDOW, *TINY_AGENT, "frameworks.single_agent.constrained=false", f"hydra.run.dir={tmp_path}")
     decisions = traces(tmp_path, "single_agent")
@@ -91,6 +97,7 @@ def test_an_unconstrained_model_gets_recorded_failures_and_the_fallback(tmp_path
         assert decision.action.value == "HOLD" and "no_answer" in kinds and kinds <= set(FAILURE_KINDS)
 
 
+@pytest.mark.slow
 def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
     overrides = ("+suite=smoke", "tickers=[MSFT]", "split.test.end=2020-01-24", *TINY_AGENT,
                  "frameworks.single_agent.temperature=1.0", "batch_size=4")
@@ -116,6 +123,7 @@ def test_a_killed_sampling_run_resumes_to_the_same_decisions(tmp_path, run_cli):
     assert (killed / "metrics.csv").read_bytes() == (tmp_path / "whole" / "metrics.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_alphaquanter_takes_a_checkpoint_by_path(tmp_path, run_cli):
     folder = ensure_tiny(TinySpec())  # a transformers model folder, in the cache root the run uses too
     run_cli(*WINDOW, "+framework@frameworks.alphaquanter=alphaquanter",
@@ -126,8 +134,8 @@ def test_alphaquanter_takes_a_checkpoint_by_path(tmp_path, run_cli):
     assert facts["policy"] == folder.name and facts["constrained_decoding"] is True
 
 
-def test_alphaquanter_without_a_checkpoint_names_the_missing_setting(tmp_path, run_cli):
-    done = run_cli(*WINDOW, "+framework@frameworks.alphaquanter=alphaquanter", f"hydra.run.dir={tmp_path}", check=False)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == ("error: frameworks.alphaquanter: name a backbone "
-                                                    "(llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
+def test_alphaquanter_without_a_checkpoint_names_the_missing_setting(tmp_path):
+    with pytest.raises(ConfigError) as refused:
+        run_in_process(tmp_path, *WINDOW, "+framework@frameworks.alphaquanter=alphaquanter")
+    assert str(refused.value) == ("frameworks.alphaquanter: name a backbone "
+                                  "(llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
