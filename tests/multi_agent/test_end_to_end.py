@@ -15,6 +15,8 @@ from market.decision import Decision
 from metrics.agent_rows import agent_numbers
 from metrics.role_rows import role_numbers
 
+pytestmark = pytest.mark.slow  # the module's one run of the full debate through run_benchmark.py: about a minute
+
 NODES = {"market_analyst", "social_analyst", "news_analyst", "fundamentals_analyst", "bull_researcher",
          "bear_researcher", "research_manager", "trader", "aggressive_analyst", "conservative_analyst",
          "neutral_analyst", "portfolio_manager"}
