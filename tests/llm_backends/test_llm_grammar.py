@@ -93,6 +93,7 @@ def test_a_grammar_that_does_not_compile_names_the_request(tiny):
         tiny.generate_tokens([TokenRequest([1, 2]), TokenRequest([1, 2], SamplingParams(grammar="start: nothing_here"))])
 
 
+@pytest.mark.slow
 def test_smollm2_decides_in_schema_valid_json():
     engine = smollm2.smollm2_engine(device="cpu", cache=False)
     prompt = conversation("NVDA rose 3% today on strong volume. Give your trading decision as JSON with an action and a confidence.")

@@ -125,6 +125,7 @@ def test_serve_command_loads_engines_by_config_name(tiny_root):
         load_engine("nope")
 
 
+@pytest.mark.slow
 def test_serve_command_answers_over_http(tiny_root):
     """`python -m llm_backends.serve` as a user runs it, on a free port chosen by the OS."""
     env = {**os.environ, CACHE_ENV: str(tiny_root)}

@@ -62,6 +62,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(
     name=st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True),
     arguments=st.dictionaries(st.text(max_size=8), json_values, max_size=4),
