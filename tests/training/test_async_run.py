@@ -17,6 +17,8 @@ from llm_backends.transformers_engine import transformers_engine
 from training import async_trainer
 from training_runs import fast_config
 
+pytestmark = pytest.mark.slow  # the module's one asynchronous GRPO run took 47 s under load
+
 STEPS = 3
 ASYNC = ["train.mode=async", "train.asynchronous.max_staleness=0", "train.asynchronous.throttle=false",
          "train.asynchronous.in_flight=finish", "train.asynchronous.objective=decoupled"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 import train_single_agent
 from training_runs import fast_config
 
 
+@pytest.mark.slow
 def test_the_start_and_each_checkpoint_are_traded_on_the_valid_split(cache_root, tmp_path):
     output = tmp_path / "run"
     days = 3
