@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from harness.run_directory import Run, load_run
-from harness.schema import REPLAY_DIRECTORY
 from metrics.head_to_head import mcnemar_row
 from metrics.paired import holm
 from metrics.returns import daily_returns, portfolio_returns

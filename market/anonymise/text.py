@@ -57,7 +57,7 @@ _DATES = (
     rf"\b(?P<dd>{_NUM_D})\s+(?P<dm>{_MONTH})(?P<dsep>,?\s+)(?P<dy>{_YEAR})(?!\d)",
     rf"\b(?P<ym>{_MONTH})(?P<ysep>\s+)(?P<yy>{_YEAR})(?!\d)",
     rf"\b(?P<nm>{_MONTH})\s+(?P<nd>{_NUM_D})(?P<nth>st|nd|rd|th)?\b",
-    rf"(?<=FY)(?P<fy>\d\d)(?!\d)|(?<=['\u2019])(?P<ay>\d\d)(?!\d)",
+    r"(?<=FY)(?P<fy>\d\d)(?!\d)|(?<=['\u2019])(?P<ay>\d\d)(?!\d)",
     rf"(?<!\d)(?P<by>{_YEAR})(?!\d)",
 )
 _RESIDUE_YEAR = re.compile(r"(?<!\d)(?:19\d\d|20[0-3]\d)(?!\d)")

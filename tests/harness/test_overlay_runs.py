@@ -141,7 +141,10 @@ def test_the_overlay_enters_the_config_hash_of_stateful_frameworks_only():
     configs = OmegaConf.create({"rand": {"_target_": "frameworks.baselines.random_policy.RandomPolicy"},
                                 "exp": {"_target_": "support_frameworks.ExposureTargeter"}})
     execution = OmegaConf.create(ExecutionConfig().model_dump())
-    hashes = lambda overlay: {e.name: e.config_hash for e in build_frameworks(configs, {}, execution, overlay)}
+
+    def hashes(overlay):
+        return {e.name: e.config_hash for e in build_frameworks(configs, {}, execution, overlay)}
+
     plain = hashes(None)
     walkthrough = hashes(OmegaConf.create(EVERY_PART))
     tighter = hashes(OmegaConf.create({**EVERY_PART, "loss_stop": {"enabled": True, "max_loss": 0.01}}))
