@@ -1,23 +1,37 @@
-"""TRL's GRPOTrainer, told which episode each prompt is.
+"""TRL's GRPOTrainer, told which episode each prompt is, with exact fast log-prob passes.
 
 TRL 1.16 hands `rollout_func` the prompts only (its other dataset columns reach the reward
 functions, not the rollout). An episode needs its ticker and date, so this trainer keeps the
 batch's dataset rows in `batch_rows` while it generates: they are the `inputs` of
 `_generate_and_score_completions`, one per prompt, in the prompts' order. Rollout statistics
 (`training.episode_stats`) join TRL's own per-step metrics under `episodes/`.
+
+Every log-prob pass of TRL's GRPO (the policy's in the loss, the reference model's, the old
+policy's when μ > 1) goes through `_get_per_token_logps_and_entropies`; with `fast_paths` on it
+runs `training.causal_passes.fused_logps` per micro-batch instead (packed, unmasked, the shared
+prefix once), and TRL's own code for what that does not cover (multimodal inputs, MoE aux losses).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+from torch.nn.parallel import DistributedDataParallel
 from trl import GRPOTrainer
+
+from training.causal_passes import fused_logps
+from training.config import FastPaths
 
 
 class AgentGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose rollout function can read `batch_rows` and report `log_rollout`."""
 
     batch_rows: list[dict[str, Any]] = []
+
+    def __init__(self, *args: Any, fast_paths: FastPaths | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fast_paths = fast_paths or FastPaths()
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self.batch_rows = inputs
@@ -28,3 +42,28 @@ class AgentGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         for name, value in stats.items():
             self._metrics[mode][f"episodes/{name}"].append(value)
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **multimodal):
+        """TRL's pass, or with `fast_paths.unmasked_causal` `fused_logps` per micro-batch of `batch_size` rows.
+
+        The shared prefix is left out where the model is wrapped for data parallelism and gradients
+        are on: DDP expects one forward call per backward."""
+        if not self.fast_paths.unmasked_causal or compute_aux_loss or any(v is not None for v in multimodal.values()):
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss,
+                **multimodal)
+        shared = self.fast_paths.shared_prefix and not (torch.is_grad_enabled()
+                                                        and isinstance(model, DistributedDataParallel))
+        batch_size = batch_size or input_ids.size(0)
+        logps, entropies = [], []
+        for start in range(0, input_ids.size(0), batch_size):
+            rows = slice(start, start + batch_size)
+            with self.accelerator.autocast():
+                chunk, entropy = fused_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep,
+                                             unmasked=True, shared_prefix=shared)
+            logps.append(chunk)
+            entropies.append(entropy)
+        if compute_entropy and any(e is None for e in entropies):
+            raise ValueError("the policy's fused LM head computes no entropy: add_fused_lm_head(outputs=('log_probs', 'entropy'))")
+        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None

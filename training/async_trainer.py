@@ -113,5 +113,5 @@ def async_grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: Tra
     return AsyncAgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, reward_weights, seed),
         train_dataset=prompts, processing_class=tokenizer, samples=samples, settings=config.asynchronous,
-        callbacks=[AsyncLifecycle(samples, resume), PolicyExport(tokenizer), *callbacks],
+        callbacks=[AsyncLifecycle(samples, resume), PolicyExport(tokenizer), *callbacks], fast_paths=config.fast_paths,
     )

@@ -134,6 +134,26 @@ class OptimisationConfig(_Strict):
         return self
 
 
+class FastPaths(_Strict):
+    """Exact fast paths of the trainers' forward passes (training.causal_passes).
+
+    `unmasked_causal`: a batch whose rows can be right-padded only (GRPO: prompt and completion
+    packed together; the warm start's batches already are) runs with no attention mask, on the
+    causal kernel; other batches keep the mask. `shared_prefix`: GRPO's policy and reference
+    passes compute the leading tokens all rows of a micro-batch share (the system prompt) once;
+    needs `unmasked_causal`. Both change results by float rounding only (≤ 1e-5 per log-probability).
+    """
+
+    unmasked_causal: bool = False
+    shared_prefix: bool = False
+
+    @model_validator(mode="after")
+    def _prefix_on_packed_batches(self) -> "FastPaths":
+        if self.shared_prefix and not self.unmasked_causal:
+            raise ValueError("fast_paths.shared_prefix runs on packed, unmasked batches: it needs fast_paths.unmasked_causal")
+        return self
+
+
 class ToolCurriculum(_Strict):
     """The call budget grows during training: `start_calls` allowed calls at first, one more every
     `steps_per_call` optimizer steps, up to the protocol's `max_tool_calls`. Only the grammar
@@ -212,6 +232,7 @@ class TrainConfig(_Strict):
     balance_regimes: bool = Field(default=False, description="as many prompts of each regime (training.prompt_dataset)")
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
     tool_curriculum: ToolCurriculum | None
+    fast_paths: FastPaths = Field(default_factory=FastPaths, description="exact fast forward passes (FastPaths)")
     asynchronous: AsyncSettings | None = Field(default=None, description="mode async's settings "
                                                "(configs/asynchronous/, composed by train_single_agent.yaml)")
 

@@ -77,5 +77,5 @@ def grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: TrainConf
     return AgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, weights, seed),
         train_dataset=prompts, processing_class=tokenizer, rollout_func=rollouts,
-        callbacks=[ClearRolloutCache(engine), PolicyExport(tokenizer), *callbacks],
+        callbacks=[ClearRolloutCache(engine), PolicyExport(tokenizer), *callbacks], fast_paths=config.fast_paths,
     )
