@@ -6,6 +6,8 @@
         --prompts 16 --generations 16 --max-new-tokens 256 --free --micro-batch 64
     PYTHONPATH=. python benchmarks/grpo_speed.py --models qwen2.5-0.5b --qwen-layers 1 --steps 2 \
         --max-new-tokens 8 --free                                      # the GPU command's quick CPU check
+    PYTHONPATH=. python benchmarks/grpo_speed.py --models tiny --generations 8 --micro-batch 8 \
+        --fast-paths off unmasked on                                   # before and after the exact fast paths
 
 Each model trains for --steps GRPO steps through `train_single_agent.train` (the cpu_tiny recipe
 with the model swapped, no warm start, no validation, one checkpoint at the last step) on
@@ -15,9 +17,17 @@ compact protocol, one torch thread on CPU. Rollouts are held to the protocol gra
 step, so every completion is that long (the shape of a plain TRL benchmark). --max-new-tokens
 bounds each turn (default: the protocol's bound for one grammar-valid turn).
 
+Each model runs once per --fast-paths variant (`training.causal_passes`, the recipe's
+`fast_paths`): `off` (TRL's masked passes), `unmasked` (packed batches without an attention
+mask), `on` (unmasked and the shared prompt prefix computed once), `recipe` (as the recipe
+sets them); the same seed, so the same prompts. Ratios are against the first variant of the list.
+
 The first step is a warm-up and is not timed; the figures are medians over the others, from the
-per-step log (`step_time`: the whole optimizer step, rollout included; `episodes/rollout_s`: the
-rollout alone; `completions/mean_length`: model tokens per completion). Models: `tiny`, the
+per-step log (`step_time`: the whole optimizer step, rollout included; `cpu_s`: the process's
+CPU seconds, differenced per step, the honest figure on a shared machine; `episodes/rollout_s`:
+the rollout alone; `completions/mean_length`: model tokens per completion). Tokens per episode
+(prompt, and prompt + completion: model, tool and template tokens) and the shared prefix's
+length per log-prob micro-batch are recorded from the run's own batches. Models: `tiny`, the
 cpu_tiny recipe's 4-layer model; `smollm2`, SmolLM2-135M with LoRA (its cpu_smollm2 recipe);
 `qwen2.5-0.5b`, Qwen2.5-0.5B's architecture (24 layers, hidden 896, 14/2 heads, intermediate
 4864, tied embeddings) with random weights and the embedded SmolLM2 tokenizer (49,152 tokens
@@ -27,11 +37,19 @@ instead of Qwen's 151,936: a smaller embedding and output layer), bfloat16 on a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+FAST_PATHS = {
+    "off": ["train.fast_paths.unmasked_causal=false", "train.fast_paths.shared_prefix=false"],
+    "unmasked": ["train.fast_paths.unmasked_causal=true", "train.fast_paths.shared_prefix=false"],
+    "on": ["train.fast_paths.unmasked_causal=true", "train.fast_paths.shared_prefix=true"],
+    "recipe": [],
+}
 
 MODELS = {
     "tiny": ["train=cpu_tiny"],
@@ -59,9 +77,9 @@ def random_qwen_folder(folder: Path, layers: int) -> Path:
     return folder
 
 
-def overrides(model: str, args: argparse.Namespace, scratch: Path) -> list[str]:
+def overrides(model: str, paths: str, args: argparse.Namespace, scratch: Path) -> list[str]:
     """The Hydra overrides of one measurement (see the module docstring)."""
-    chosen = [*MODELS[model], f"output_dir={scratch / model}", "train.warm_start.enabled=false",
+    chosen = [*MODELS[model], *FAST_PATHS[paths], f"output_dir={scratch / model / paths}", "train.warm_start.enabled=false",
               "train.monitoring.validate_every=0", "train.monitoring.tensorboard=false",
               f"train.checkpoints.save_steps={args.steps}", f"train.optimisation.max_steps={args.steps}",
               f"train.optimisation.prompts_per_step={args.prompts}",
@@ -78,23 +96,78 @@ def overrides(model: str, args: argparse.Namespace, scratch: Path) -> list[str]:
     return chosen
 
 
-def measure(model: str, args: argparse.Namespace, scratch: Path) -> dict[str, float]:
-    """Train `model` for args.steps steps; its step time and throughput (medians after the first step)."""
+class BatchRecorder:
+    """Records, while a run trains, each rollout batch's prompt and episode lengths (tokens) and each
+    log-prob micro-batch's shared prefix length, by wrapping the two functions that see them."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens: list[int] = []
+        self.episode_tokens: list[int] = []
+        self.shared_prefix: list[int] = []
+
+    def __enter__(self) -> "BatchRecorder":
+        from training import causal_passes, rollouts
+
+        self.patched = [(rollouts, "trl_batch", rollouts.trl_batch),
+                        (causal_passes, "shared_prefix_length", causal_passes.shared_prefix_length)]
+        batch, prefix = rollouts.trl_batch, causal_passes.shared_prefix_length
+
+        def recorded_batch(episodes, *args, **kwargs):
+            for episode in episodes:
+                self.prompt_tokens.append(len(episode.tokens.prompt_ids))
+                self.episode_tokens.append(len(episode.tokens.prompt_ids) + len(episode.tokens.completion_ids))
+            return batch(episodes, *args, **kwargs)
+
+        def recorded_prefix(*args, **kwargs):
+            length = prefix(*args, **kwargs)
+            self.shared_prefix.append(length)
+            return length
+
+        rollouts.trl_batch, causal_passes.shared_prefix_length = recorded_batch, recorded_prefix
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for module, name, original in self.patched:
+            setattr(module, name, original)
+
+
+def measure(model: str, paths: str, args: argparse.Namespace, scratch: Path) -> dict[str, float]:
+    """Train `model` for args.steps steps with fast paths `paths`; its step time and throughput
+    (medians after the first step) and tokens per episode."""
+    import numpy as np
     import pandas as pd
     from hydra import compose, initialize_config_dir
 
     import train_single_agent
 
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
-        cfg = compose("train_single_agent", overrides=overrides(model, args, scratch))
-    output = train_single_agent.train(cfg)
-    timed = pd.read_csv(output / "steps.csv").iloc[1:]
+        cfg = compose("train_single_agent", overrides=overrides(model, paths, args, scratch))
+    with BatchRecorder() as recorded:
+        output = train_single_agent.train(cfg)
+    log = pd.read_csv(output / "steps.csv")
+    timed = log.iloc[1:]
     step_s = float(timed["step_time"].median())
+    cpu_s = float(log["cpu_s"].diff().iloc[1:].median())
     completions = args.prompts * args.generations
-    return {"model": model, "timed_steps": len(timed), "step_s": step_s,
-            "rollout_s": float(timed["episodes/rollout_s"].median()), "steps_per_s": 1 / step_s,
-            "completions_per_s": completions / step_s,
-            "tokens_per_completion": float(timed["completions/mean_length"].median())}
+    return {"model": model, "fast_paths": paths, "timed_steps": len(timed), "step_s": step_s, "step_cpu_s": cpu_s,
+            "rollout_s": float(timed["episodes/rollout_s"].median()), "completions_per_s": completions / step_s,
+            "completions_per_cpu_s": completions / cpu_s,
+            "model_tokens_per_episode": float(timed["completions/mean_length"].median()),
+            "prompt_tokens": float(np.mean(recorded.prompt_tokens)),
+            "tokens_per_episode": float(np.mean(recorded.episode_tokens)),
+            "shared_prefix": float(np.median(recorded.shared_prefix)) if recorded.shared_prefix else 0.0}
+
+
+def with_ratios(rows: list[dict[str, float]]):
+    """The rows as a table, with each model's step time and completions per second over its first variant's."""
+    import pandas as pd
+
+    table = pd.DataFrame(rows)
+    first = table.groupby("model")[["step_s", "step_cpu_s"]].transform("first")
+    table["step_ratio"] = table["step_s"] / first["step_s"]
+    table["cpu_ratio"] = table["step_cpu_s"] / first["step_cpu_s"]
+    table["throughput_gain_cpu"] = first["step_cpu_s"] / table["step_cpu_s"]
+    return table
 
 
 def main() -> None:
@@ -108,17 +181,18 @@ def main() -> None:
     parser.add_argument("--free", action="store_true", help="sample without the protocol grammar")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     parser.add_argument("--qwen-layers", type=int, default=24, help="layers of qwen2.5-0.5b (fewer: a quick CPU check)")
+    parser.add_argument("--fast-paths", nargs="+", choices=list(FAST_PATHS), default=["off", "on"],
+                        help="variants run per model, ratios against the first")
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the first step is not timed)")
     sys.path.insert(0, str(ROOT))
-    import pandas as pd
-
     with tempfile.TemporaryDirectory() as scratch:
-        rows = [measure(model, args, Path(scratch)) for model in args.models]
-    print(f"\nGRPO speed, {args.prompts} prompts x {args.generations} completions per step, device {args.device}, "
-          f"{'free sampling' if args.free else 'protocol grammar'}")
-    print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3g"))
+        rows = [measure(model, paths, args, Path(scratch)) for model in args.models for paths in args.fast_paths]
+    print(f"\nGRPO speed, {args.prompts} prompts x {args.generations} completions per step, micro-batches of "
+          f"{args.micro_batch}, device {args.device}, {'free sampling' if args.free else 'protocol grammar'}, "
+          f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(with_ratios(rows).to_markdown(index=False, floatfmt=".3g"))
 
 
 if __name__ == "__main__":
