@@ -5,6 +5,7 @@ computed once gives the full pass's log-probabilities and gradients."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 from transformers import AutoModelForCausalLM
@@ -13,7 +14,8 @@ from trl.trainer.utils import add_fused_lm_head
 from llm_backends.tiny import TinySpec, ensure_tiny
 from training.causal_passes import fused_logps, leading_pads, right_padded, rotate
 from training.config import FastPaths
-from training.warm_start import UnmaskedCall
+from training.warm_start import WARM_START_DIR, UnmaskedCall
+from training_runs import fast_config
 
 SHARED = 40
 """Leading tokens every row of the test batches shares (the system prompt's part)."""
@@ -151,6 +153,36 @@ def test_the_warm_start_drops_only_a_right_padded_mask(model):
     assert [has_mask for *_, has_mask in spy.calls] == [False, True]
     assert abs(float(fast.loss) - float(masked.loss)) <= 1e-6
     assert (fast.log_probs - masked.log_probs).abs().max() <= 1e-6
+
+
+@pytest.mark.slow
+def test_the_warm_start_without_masks_has_the_masked_loss_and_gradient(cache_root, tmp_path, monkeypatch):
+    """One SFT step of the warm start (8 randomised-expert episodes), with and without the fast
+    path: its loss and gradient norm, both computed before any update, agree to rounding, and the
+    fast run's batches did drop their mask."""
+    import train_single_agent
+    from training import warm_start
+
+    checked: list[bool] = []
+
+    def recorded(mask):
+        checked.append(right_padded(mask))
+        return checked[-1]
+
+    monkeypatch.setattr(warm_start, "right_padded", recorded)
+
+    warm = ["train.warm_start.enabled=true", "train.warm_start.episodes=8", "train.warm_start.epochs=1",
+            "train.warm_start.batch_size=8", "train.warm_start.micro_batch_size=8"]
+    logs = {}
+    for name, unmasked in [("masked", "false"), ("unmasked", "true")]:
+        paths = [f"train.fast_paths.unmasked_causal={unmasked}", f"train.fast_paths.shared_prefix={unmasked}"]
+        output = train_single_agent.train(fast_config(tmp_path / name, 1, *warm, *paths))
+        logs[name] = pd.read_csv(output / WARM_START_DIR / "steps.csv").iloc[0]
+    assert checked and all(checked)                     # only the fast run checks, and its batches were right-padded
+    for column in ["loss", "grad_norm"]:
+        masked, unmasked = float(logs["masked"][column]), float(logs["unmasked"][column])
+        assert masked > 0
+        assert abs(unmasked - masked) <= 1e-5 * masked, column
 
 
 def test_the_shared_prefix_needs_the_unmasked_path():
