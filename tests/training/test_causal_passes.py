@@ -185,6 +185,25 @@ def test_the_warm_start_without_masks_has_the_masked_loss_and_gradient(cache_roo
         assert abs(unmasked - masked) <= 1e-5 * masked, column
 
 
+@pytest.mark.slow
+def test_a_grpo_step_with_the_fast_paths_has_the_masked_step_gradient(cache_root, tmp_path):
+    """The first GRPO step (same seed, so the same episodes from the same weights) with TRL's masked
+    passes and with both fast paths: the same gradient norm and entropy, to rounding (its loss
+    carries no information here: the ratio π/π_old is exactly 1 on the first step)."""
+    import train_single_agent
+
+    logs = {}
+    for name, on in [("masked", "false"), ("fast", "true")]:
+        paths = [f"train.fast_paths.unmasked_causal={on}", f"train.fast_paths.shared_prefix={on}"]
+        output = train_single_agent.train(fast_config(tmp_path / name, 1, *paths))
+        logs[name] = pd.read_csv(output / "steps.csv").iloc[0]
+    assert logs["masked"]["completions/mean_length"] == logs["fast"]["completions/mean_length"]
+    for column in ["grad_norm", "entropy"]:
+        masked, fast = float(logs["masked"][column]), float(logs["fast"][column])
+        assert masked > 0
+        assert abs(fast - masked) <= 1e-5 * masked, column
+
+
 def test_the_shared_prefix_needs_the_unmasked_path():
     with pytest.raises(ValueError, match="needs fast_paths.unmasked_causal"):
         FastPaths(unmasked_causal=False, shared_prefix=True)
