@@ -99,8 +99,7 @@ def shared_prefix_logps(model, input_ids: torch.Tensor, labels: torch.Tensor, pr
     right-padded batch whose rows share their first `prefix` tokens, the prefix computed once
     (see the module docstring). `model` carries TRL's fused LM head (`add_fused_lm_head`)."""
     rows = input_ids.size(0)
-    head = model(input_ids=input_ids[:1, :prefix], use_cache=True, logits_to_keep=1)
-    cache = head.cache if hasattr(head, "cache") else head.past_key_values
+    cache = model(input_ids=input_ids[:1, :prefix], use_cache=True, logits_to_keep=1).cache
     cache.batch_repeat_interleave(rows)
     tail = model(input_ids=input_ids[:, prefix:], cache=cache, labels=labels[:, prefix:], fused_lm_head=True)
     # The tail scores tokens prefix + 1 … T − 1 (columns prefix … T − 2); the prefix's are all unscored (0).
