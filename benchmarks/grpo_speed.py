@@ -105,7 +105,7 @@ class BatchRecorder:
         self.episode_tokens: list[int] = []
         self.shared_prefix: list[int] = []
 
-    def __enter__(self) -> "BatchRecorder":
+    def __enter__(self) -> BatchRecorder:
         from training import causal_passes, rollouts
 
         self.patched = [(rollouts, "trl_batch", rollouts.trl_batch),

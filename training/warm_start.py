@@ -22,7 +22,13 @@ from datasets import Dataset
 from trl import SFTConfig, SFTTrainer
 
 from training.causal_passes import right_padded
-from training.checkpoints import POLICY_DIR, PolicyExport, checkpoint_step, last_checkpoint, save_policy
+from training.checkpoints import (
+    POLICY_DIR,
+    PolicyExport,
+    checkpoint_step,
+    last_checkpoint,
+    save_policy,
+)
 from training.config import TrainConfig
 from training.policy_model import lora_config
 from training.trainer_arguments import monitoring_callbacks, shared_arguments
