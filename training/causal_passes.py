@@ -86,7 +86,8 @@ def unpack_scores(scores: torch.Tensor, shift: torch.Tensor, labels: torch.Tenso
 
 def shared_prefix_length(input_ids: torch.Tensor, labels: torch.Tensor, lengths: torch.Tensor) -> int:
     """L of the module docstring for a right-padded batch: the longest prefix all rows share among
-    their real tokens (`lengths` per row), ending before the first scored position's predecessor."""
+    their real tokens (`lengths` per row), with the token after it still unscored (its
+    log-probability would need the prefix's last hidden state, which the cached pass does not score)."""
     same = torch.all(input_ids == input_ids[:1], dim=0)
     common = int(same.int().cumprod(0).sum()) if len(same) else 0
     scored = (labels != IGNORE).any(dim=0).nonzero()
@@ -97,9 +98,13 @@ def shared_prefix_length(input_ids: torch.Tensor, labels: torch.Tensor, lengths:
 def shared_prefix_logps(model, input_ids: torch.Tensor, labels: torch.Tensor, prefix: int):
     """TRL's fused log-prob output (`log_probs` (B, T − 1), `entropy` when configured) of a
     right-padded batch whose rows share their first `prefix` tokens, the prefix computed once
-    (see the module docstring). `model` carries TRL's fused LM head (`add_fused_lm_head`)."""
+    (see the module docstring); None when the model's layers did not keep the prefix's keys and
+    values (transformers drops the cache in layers under activation checkpointing while gradients
+    are on). `model` carries TRL's fused LM head (`add_fused_lm_head`)."""
     rows = input_ids.size(0)
     cache = model(input_ids=input_ids[:1, :prefix], use_cache=True, logits_to_keep=1).cache
+    if cache is None or cache.get_seq_length() != prefix:
+        return None                                   # the layers kept no cache (activation checkpointing drops it)
     cache.batch_repeat_interleave(rows)
     tail = model(input_ids=input_ids[:, prefix:], cache=cache, labels=labels[:, prefix:], fused_lm_head=True)
     # The tail scores tokens prefix + 1 … T − 1 (columns prefix … T − 2); the prefix's are all unscored (0).
@@ -129,9 +134,8 @@ def fused_logps(model, input_ids: torch.Tensor, mask: torch.Tensor, logits_to_ke
         return outputs.log_probs[:, -logits_to_keep:], None if entropy is None else entropy[:, -logits_to_keep:]
     ids, packed_labels, shift = packed
     prefix = shared_prefix_length(ids, packed_labels, mask.sum(dim=1)) if shared_prefix and len(ids) > 1 else 0
-    if prefix >= MIN_SHARED_PREFIX:
-        outputs = shared_prefix_logps(model, ids, packed_labels, prefix)
-    else:
+    outputs = shared_prefix_logps(model, ids, packed_labels, prefix) if prefix >= MIN_SHARED_PREFIX else None
+    if outputs is None:
         outputs = model(input_ids=ids, labels=packed_labels, fused_lm_head=True)
     logps = unpack_scores(outputs.log_probs, shift, labels)[:, -logits_to_keep:]
     entropy = getattr(outputs, "entropy", None)

@@ -132,6 +132,23 @@ def test_the_shared_prefix_gives_the_full_pass_gradients(model):
         assert float((fast[name] - full[name]).abs().max()) <= 1e-5 * max(1.0, scale), name
 
 
+def test_under_activation_checkpointing_the_shared_prefix_falls_back_to_the_full_pass(cache_root):
+    """transformers drops the cache in checkpointed layers while gradients are on: the prefix's
+    keys and values are then not kept, and the pass runs whole (no silent wrong positions)."""
+    spec = TinySpec(num_hidden_layers=4, hidden_size=128, intermediate_size=256, initializer_range=0.02)
+    policy = AutoModelForCausalLM.from_pretrained(ensure_tiny(spec))
+    add_fused_lm_head(policy, outputs=("log_probs", "entropy"))
+    policy.activation_checkpointing_enable()
+    policy.train()
+    ids, mask, width = grpo_batch(policy.config.vocab_size, [60, 55, 58, 60], [30, 12, 25, 7])
+    full, _ = fused_logps(policy, ids, mask, width, unmasked=False, shared_prefix=False)
+    spy = Spy(policy)
+    fast, _ = fused_logps(spy, ids, mask, width, unmasked=True, shared_prefix=True)
+    assert spy.calls == [(1, SHARED, False), (4, ids.size(1), False)]
+    real = mask[:, -width:].bool()
+    assert (fast - full)[real].abs().max() <= 1e-5
+
+
 def test_rows_rotate_back_and_forth():
     values = torch.arange(12).reshape(2, 6)
     shift = torch.tensor([2, 0])
