@@ -27,7 +27,10 @@ per-step log (`step_time`: the whole optimizer step, rollout included; `cpu_s`: 
 CPU seconds, differenced per step, the honest figure on a shared machine; `episodes/rollout_s`:
 the rollout alone; `completions/mean_length`: model tokens per completion). Tokens per episode
 (prompt, and prompt + completion: model, tool and template tokens) and the shared prefix's
-length per log-prob micro-batch are recorded from the run's own batches. Models: `tiny`, the
+length per log-prob micro-batch are recorded from the run's own batches. Last, the last run's
+final policy micro-batch is timed alone (`--pass-repeats`): its log-prob pass and backward with
+each variant, interleaved, on the last checkpoint's weights, the median CPU seconds; on a shared
+machine this isolates the trainer passes from the rollout and from load drift between runs. Models: `tiny`, the
 cpu_tiny recipe's 4-layer model; `smollm2`, SmolLM2-135M with LoRA (its cpu_smollm2 recipe);
 `qwen2.5-0.5b`, Qwen2.5-0.5B's architecture (24 layers, hidden 896, 14/2 heads, intermediate
 4864, tied embeddings) with random weights and the embedded SmolLM2 tokenizer (49,152 tokens
@@ -104,13 +107,26 @@ class BatchRecorder:
         self.prompt_tokens: list[int] = []
         self.episode_tokens: list[int] = []
         self.shared_prefix: list[int] = []
+        self.loss_batch: tuple | None = None
+        """(input_ids, attention_mask, logits_to_keep) of the last policy micro-batch with gradients."""
 
     def __enter__(self) -> BatchRecorder:
         from training import causal_passes, rollouts
+        from training.agent_trainer import AgentGRPOTrainer
 
         self.patched = [(rollouts, "trl_batch", rollouts.trl_batch),
-                        (causal_passes, "shared_prefix_length", causal_passes.shared_prefix_length)]
+                        (causal_passes, "shared_prefix_length", causal_passes.shared_prefix_length),
+                        (AgentGRPOTrainer, "_get_per_token_logps_and_entropies",
+                         AgentGRPOTrainer._get_per_token_logps_and_entropies)]
         batch, prefix = rollouts.trl_batch, causal_passes.shared_prefix_length
+        passes = AgentGRPOTrainer._get_per_token_logps_and_entropies
+
+        def recorded_pass(trainer, model, input_ids, attention_mask, logits_to_keep, *args, **kwargs):
+            import torch
+
+            if torch.is_grad_enabled():
+                self.loss_batch = (input_ids.detach().clone(), attention_mask.detach().clone(), logits_to_keep)
+            return passes(trainer, model, input_ids, attention_mask, logits_to_keep, *args, **kwargs)
 
         def recorded_batch(episodes, *args, **kwargs):
             for episode in episodes:
@@ -124,6 +140,7 @@ class BatchRecorder:
             return length
 
         rollouts.trl_batch, causal_passes.shared_prefix_length = recorded_batch, recorded_prefix
+        AgentGRPOTrainer._get_per_token_logps_and_entropies = recorded_pass
         return self
 
     def __exit__(self, *exc) -> None:
@@ -155,14 +172,45 @@ def measure(model: str, paths: str, args: argparse.Namespace, scratch: Path) -> 
             "model_tokens_per_episode": float(timed["completions/mean_length"].median()),
             "prompt_tokens": float(np.mean(recorded.prompt_tokens)),
             "tokens_per_episode": float(np.mean(recorded.episode_tokens)),
-            "shared_prefix": float(np.median(recorded.shared_prefix)) if recorded.shared_prefix else 0.0}
+            "shared_prefix": float(np.median(recorded.shared_prefix)) if recorded.shared_prefix else 0.0,
+            "loss_batch": recorded.loss_batch, "policy": output / f"checkpoint-{args.steps}" / "policy"}
+
+
+def pass_seconds(policy: Path, loss_batch: tuple, repeats: int) -> list[dict[str, float]]:
+    """CPU seconds of one policy micro-batch's log-prob pass and its backward, per fast-path variant
+    of `training.causal_passes.fused_logps`, the variants interleaved `repeats` times (so a
+    changing machine load hits them alike); medians."""
+    import time
+
+    import numpy as np
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    from training.causal_passes import fused_logps
+
+    model = AutoModelForCausalLM.from_pretrained(policy)
+    add_fused_lm_head(model, outputs=("log_probs", "entropy"))
+    ids, mask, width = loss_batch
+    variants = {"off": (False, False), "unmasked": (True, False), "on": (True, True)}
+    seconds: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, (unmasked, shared) in variants.items():
+            model.zero_grad()
+            start = time.process_time()
+            logps, _ = fused_logps(model, ids, mask, width, unmasked=unmasked, shared_prefix=shared)
+            logps.sum().backward()
+            seconds[name].append(time.process_time() - start)
+    base = float(np.median(seconds["off"]))
+    return [{"fast_paths": name, "rows": ids.size(0), "tokens_per_row": ids.size(1),
+             "pass_cpu_s": float(np.median(values)), "ratio": float(np.median(values)) / base}
+            for name, values in seconds.items()]
 
 
 def with_ratios(rows: list[dict[str, float]]):
     """The rows as a table, with each model's step time and completions per second over its first variant's."""
     import pandas as pd
 
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows).drop(columns=["loss_batch", "policy"])
     first = table.groupby("model")[["step_s", "step_cpu_s"]].transform("first")
     table["step_ratio"] = table["step_s"] / first["step_s"]
     table["cpu_ratio"] = table["step_cpu_s"] / first["step_cpu_s"]
@@ -183,16 +231,26 @@ def main() -> None:
     parser.add_argument("--qwen-layers", type=int, default=24, help="layers of qwen2.5-0.5b (fewer: a quick CPU check)")
     parser.add_argument("--fast-paths", nargs="+", choices=list(FAST_PATHS), default=["off", "on"],
                         help="variants run per model, ratios against the first")
+    parser.add_argument("--pass-repeats", type=int, default=10,
+                        help="then time the last run's policy micro-batch alone, each variant this many times (0: not)")
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the first step is not timed)")
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory() as scratch:
         rows = [measure(model, paths, args, Path(scratch)) for model in args.models for paths in args.fast_paths]
+        last = rows[-1]
+        alone = pass_seconds(last["policy"], last["loss_batch"], args.pass_repeats) if args.pass_repeats else []
     print(f"\nGRPO speed, {args.prompts} prompts x {args.generations} completions per step, micro-batches of "
           f"{args.micro_batch}, device {args.device}, {'free sampling' if args.free else 'protocol grammar'}, "
           f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(with_ratios(rows).to_markdown(index=False, floatfmt=".3g"))
+    if alone:
+        import pandas as pd
+
+        print(f"\nOne policy micro-batch of {last['model']} ({last['fast_paths']} run, last step): log-prob pass and "
+              f"backward alone, {args.pass_repeats} interleaved repeats, median CPU seconds")
+        print(pd.DataFrame(alone).to_markdown(index=False, floatfmt=".3g"))
 
 
 if __name__ == "__main__":
