@@ -5,7 +5,9 @@ tools, seed, and — only if it sets `needs_portfolio` — the portfolio) to one
 Class attributes tell the runner how to drive it:
 
 - `stateful = False`: decisions depend only on the context, so the runner may hand over every
-  date of every episode at once (fan-out). `True`: the runner steps day by day.
+  date of every episode at once (fan-out). `True`: the runner steps day by day, and hands a
+  resumed run's journaled decisions to `recall` in their place, so that state kept across days
+  (a memory) is rebuilt from what the journal holds.
 - `needs_portfolio`: show the portfolio at the close of the decision day (stateful only).
 - `stochastic`: run every configured seed (a deterministic framework runs the first only).
   A stochastic framework must draw its randomness from the context's seed (and ticker, date),
@@ -65,6 +67,12 @@ class TradingFramework(ABC):
         handed more, the store evicts conversations still in flight, and their next turns read
         their whole conversation again."""
         return None
+
+    def recall(self, context: DecisionContext, decision: Decision) -> None:
+        """A stateful framework's journaled `decision` for `context`, reused by the runner instead of
+        calling `decide` (a resumed run): update the state `decide` would have left, from what the
+        decision's trace holds. Called in date order within each episode, before any later decision
+        of that episode is asked for. Default: nothing (no state beyond the portfolio)."""
 
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:

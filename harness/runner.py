@@ -8,7 +8,9 @@ journal and then the execution simulator.
   that the journal does not already hold is handed over in batches of `batch_size` (or fewer,
   when the framework prefers: `harness.batch_size`), so a batched LLM backend sees large batches.
 - Stateful frameworks are stepped bar by bar, all their episodes in lock-step (one batch per
-  bar index), and see the portfolio at the close of the decision bar if they ask for it.
+  bar index), and see the portfolio at the close of the decision bar if they ask for it. A
+  journaled decision reused in place of deciding is handed to the framework's `recall`
+  (`TradingFramework.recall`), so that a resumed run rebuilds the state it left.
 - Deterministic frameworks run the first seed only; stochastic ones run every seed.
 - A framework that raises, takes longer than its per-decision time limit, returns the wrong
   number of decisions or a decision that is not valid for the task (`harness.decision_checks`)
@@ -372,8 +374,14 @@ class EpisodeRunner:
 
     def _run_stateful(self, entry, episodes, journaled, result, bar) -> None:
         simulators = {(t, s): self._simulator(t, s) for t, s in episodes}
+        recall = getattr(entry.framework, "recall", None)
         while active := [(t, s) for (t, s), sim in simulators.items() if not sim.done]:
             pending = [(t, s) for t, s in active if (t, simulators[t, s].date, s) not in journaled]
+            if recall is not None:
+                for t, s in active:
+                    if (t, s) not in pending:
+                        recall(self._context(entry, t, simulators[t, s].date, s, simulators[t, s].portfolio),
+                               journaled[(t, simulators[t, s].date, s)].decision)
             contexts = [self._context(entry, t, simulators[t, s].date, s, simulators[t, s].portfolio)
                         for t, s in pending]
             for lo in range(0, len(contexts), self.spec.batch_size):

@@ -1,0 +1,38 @@
+"""FinAgent's prompt templates (`finagent/prompts/*.md`): loaded once, filled with `string.Template`.
+
+One template per step (named as the step in `finagent.outputs.STEPS`), the system prompt and one
+file per trader persona. `templates_digest` hashes them all, so an edited prompt changes the
+framework's fingerprint and its journaled decisions are made afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from string import Template
+
+PROMPTS = Path(__file__).resolve().parent / "prompts"
+
+
+@functools.cache
+def template(name: str) -> Template:
+    """The template `prompts/<name>.md`."""
+    return Template((PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip())
+
+
+def render(name: str, **fields: str) -> str:
+    """Template `name` with every `$field` filled (a missing one is a KeyError naming it)."""
+    return template(name).substitute(**fields)
+
+
+def templates_digest() -> str:
+    """SHA-256 over every template file's name and text."""
+    digest = hashlib.sha256()
+    for path in sorted(PROMPTS.glob("*.md"), key=lambda p: p.name):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def system_prompt(ticker: str, persona: str) -> str:
+    return render("system", ticker=ticker, persona=render(f"persona_{persona}"))
