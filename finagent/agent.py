@@ -93,7 +93,7 @@ class FinAgentPipeline:
         if not work:
             return
         model, chars = STEPS[step], self.settings.answer_chars
-        conversations = [[{"role": "system", "content": system_prompt(s.context.ticker, self.settings.persona)},
+        conversations = [[{"role": "system", "content": system_prompt(self.settings.persona)},
                           {"role": "user", "content": prompt}] for s, prompt in work]
         params = [SamplingParams(temperature=self.settings.temperature, seed=s.context.seed,
                                  max_new_tokens=answer_tokens(model, chars, items(s)), grammar=self.grammar(step, items(s)))

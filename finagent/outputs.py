@@ -2,7 +2,7 @@
 
 Each step answers one JSON object (FinAgent's XML outputs, as JSON). Under constrained decoding
 an answer is held to `answer_schema(model, chars, items)`: every field required, in declaration
-order, each text a string of 1 to `chars` characters, each choice one of its values, the item
+order, each text a string of 1 to `chars` characters (a query at most `QUERY_CHARS`), each choice one of its values, the item
 list exactly as long as the day's news — so a constrained answer parses unless the token budget
 cuts it (`answer_tokens` sizes the budget so that it cannot). `parse_answer` reads the first
 JSON object of a reply and validates it; anything else is a failure naming the step and why.
@@ -82,9 +82,18 @@ STEPS: dict[str, type[BaseModel]] = {
 """Each step's answer by the step's name (also its prompt file's name)."""
 
 
-def _field_schema(annotation: Any, chars: int, items: int) -> dict[str, Any]:
+QUERY_CHARS = 48
+"""Longest retrieval query (fields named `*query`): a few keywords, not prose."""
+
+
+def text_chars(name: str, chars: int) -> int:
+    """Characters allowed in text field `name`: `chars`, or at most `QUERY_CHARS` for a query."""
+    return min(chars, QUERY_CHARS) if name.endswith("query") else chars
+
+
+def _field_schema(name: str, annotation: Any, chars: int, items: int) -> dict[str, Any]:
     if annotation is str:
-        return {"type": "string", "minLength": 1, "maxLength": chars}
+        return {"type": "string", "minLength": 1, "maxLength": text_chars(name, chars)}
     if typing.get_origin(annotation) is Literal:
         return {"enum": list(typing.get_args(annotation))}
     if typing.get_origin(annotation) is list:
@@ -95,7 +104,7 @@ def _field_schema(annotation: Any, chars: int, items: int) -> dict[str, Any]:
 
 def answer_schema(model: type[BaseModel], chars: int, items: int = 0) -> dict[str, Any]:
     """The JSON schema of a constrained answer (module docstring); `items`: the length of its list field."""
-    properties = {name: _field_schema(field.annotation, chars, items) for name, field in model.model_fields.items()}
+    properties = {name: _field_schema(name, field.annotation, chars, items) for name, field in model.model_fields.items()}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
@@ -103,12 +112,12 @@ def answer_tokens(model: type[BaseModel], chars: int, items: int = 0) -> int:
     """A token budget no answer under `answer_schema` can exceed: one token per character of text
     (the worst case) and 16 per field for its key, quotes and separators, plus 8."""
     total = 8
-    for field in model.model_fields.values():
+    for name, field in model.model_fields.items():
         if typing.get_origin(field.annotation) is list:
             (inner,) = typing.get_args(field.annotation)
             total += 16 + items * answer_tokens(inner, chars)
         else:
-            total += 16 + (chars if field.annotation is str else 0)
+            total += 16 + (text_chars(name, chars) if field.annotation is str else 0)
     return total
 
 

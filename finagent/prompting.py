@@ -34,5 +34,7 @@ def templates_digest() -> str:
     return digest.hexdigest()
 
 
-def system_prompt(ticker: str, persona: str) -> str:
-    return render("system", ticker=ticker, persona=render(f"persona_{persona}"))
+def system_prompt(persona: str) -> str:
+    """The system prompt of every step: the same text for every decision (the user message names the
+    stock and the date), so an engine's prefix store can reuse its keys and values."""
+    return render("system", persona=render(f"persona_{persona}"))

@@ -32,7 +32,7 @@ class FinAgentSettings(BaseModel):
     constrained: bool = True
     """Decode every answer under its JSON schema's grammar (`finagent.outputs.answer_schema`)."""
     temperature: float = Field(0.0, ge=0.0)
-    answer_chars: int = Field(120, ge=8)
+    answer_chars: int = Field(80, ge=8)
     """Longest text field of a constrained answer, characters."""
     low_level_reflection: bool = True
     high_level_reflection: bool = True

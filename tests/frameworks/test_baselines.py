@@ -17,7 +17,7 @@ from market.view import MarketView
 
 DATA = load_embedded(["MSFT", "NVDA"])
 DAYS = DATA.trading_days("MSFT", "2019-09-02", "2020-03-31")
-BASELINES = ["buy_and_hold", "macd", "sma_cross", "zmr", "kdj_rsi", "random"]
+BASELINES = ["buy_and_hold", "macd", "sma_cross", "zmr", "kdj_rsi", "stoch_bbands", "random"]
 
 
 def framework(name: str) -> TradingFramework:
@@ -44,7 +44,7 @@ def test_indicator_rules_trade_in_both_directions(name):
     assert Action.BUY in actions and Action.SELL in actions
 
 
-@pytest.mark.parametrize("name", ["macd", "sma_cross", "zmr", "kdj_rsi"])
+@pytest.mark.parametrize("name", ["macd", "sma_cross", "zmr", "kdj_rsi", "stoch_bbands"])
 @pytest.mark.parametrize("ticker", ["MSFT", "NVDA"])
 def test_decisions_do_not_depend_on_how_much_history_precedes_the_window(name, ticker):
     """With h bars of history before the window, day i of the window is HOLD while h + i + 1 < the
