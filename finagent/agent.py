@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel
 
 from finagent.market_text import chart_text, percent, portfolio_text, price_moves_text, todays_news
 from finagent.memory import EpisodeMemory, Kind, MemoryEntry, Resolved
-from finagent.outputs import (STEPS, HighLevelReflection, LatestIntelligence, LowLevelReflection, PastIntelligence,
-                              TradeDecision, answer_schema, answer_tokens, parse_answer)
+from finagent.outputs import (STEPS, HighLevelReflection, LatestIntelligence, LowLevelReflection, TradeDecision,
+                              answer_schema, answer_tokens, parse_answer)
 from finagent.prompting import render, system_prompt
 from finagent.retrieval import Retriever, diversified
 from finagent.rule_tools import rule_signals
@@ -179,7 +178,7 @@ class FinAgentPipeline:
         for s, _ in work:
             answer: LowLevelReflection | None = s.answers["low_level_reflection"]
             s.texts["low_level_reflection"] = NO_ANSWER if answer is None else (
-                f"short term: {answer.short_term_reasoning} Medium term: {answer.medium_term_reasoning} "
+                f"Short term: {answer.short_term_reasoning} Medium term: {answer.medium_term_reasoning} "
                 f"Long term: {answer.long_term_reasoning}")
 
     def judged(self, s: Step) -> str:

@@ -64,15 +64,16 @@ def chart_text(view: MarketView, ticker: str, bars: int = 20) -> str:
     frame = view.bars(ticker, lookback=bars)
     if frame.empty:
         return "No price history."
-    close = frame["close"]
-    sma = lambda n: float(close.iloc[-n:].mean())  # noqa: E731
-    up = int((close.diff() > 0).sum())
-    lines = [f"Last {len(frame)} trading days, {frame.index[0]:%Y-%m-%d} to {frame.index[-1]:%Y-%m-%d}: close "
-             f"{close.iloc[0]:.2f} -> {close.iloc[-1]:.2f} ({percent(float(close.iloc[-1] / close.iloc[0] - 1))}).",
-             f"High {frame['high'].max():.2f} on {frame['high'].idxmax():%Y-%m-%d}; low {frame['low'].min():.2f} on "
-             f"{frame['low'].idxmin():%Y-%m-%d}. {up} of {len(frame) - 1} days closed up.",
-             f"Close vs 5-day average {sma(5):.2f}: {'above' if close.iloc[-1] > sma(5) else 'below'}; "
-             f"vs 20-day average {sma(min(20, len(close))):.2f}: {'above' if close.iloc[-1] > sma(min(20, len(close))) else 'below'}."]
+    close, last = frame["close"], float(frame["close"].iloc[-1])
+    first = float(close.iloc[0])
+    sma5, sma20 = float(close.iloc[-5:].mean()), float(close.iloc[-20:].mean())
+    side = lambda average: "above" if last > average else "below"
+    span = f"{frame.index[0]:%Y-%m-%d} to {frame.index[-1]:%Y-%m-%d}"
+    extremes = (f"High {frame['high'].max():.2f} on {frame['high'].idxmax():%Y-%m-%d}; "
+                f"low {frame['low'].min():.2f} on {frame['low'].idxmin():%Y-%m-%d}.")
+    lines = [f"Last {len(frame)} trading days, {span}: close {first:.2f} -> {last:.2f} ({percent(last / first - 1)}).",
+             f"{extremes} {int((close.diff() > 0).sum())} of {len(frame) - 1} days closed up.",
+             f"Close vs 5-day average {sma5:.2f}: {side(sma5)}; vs 20-day average {sma20:.2f}: {side(sma20)}."]
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ retrievable at day t never depends on entries that resolve later.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from typing import Protocol
@@ -30,6 +31,8 @@ import httpx
 import numpy as np
 
 from core.errors import ConfigError
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG on import: a line per index built
 
 
 class Retriever(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+
 from frameworks.finagent import FinAgent
 from harness.journal import Journal
 from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
@@ -10,7 +11,7 @@ from market.data import MarketData
 from market.synthetic import generate_market
 
 TICKERS = ["ALFA", "BRVO"]
-START, END = pd.Timestamp("2020-06-01"), pd.Timestamp("2020-06-05")
+START, END = pd.Timestamp("2020-06-01"), pd.Timestamp("2020-06-04")
 
 
 def synthetic_market() -> MarketData:

@@ -8,7 +8,7 @@ from finagent_runs import END, START, make_agent, run, synthetic_market
 
 def perturbed_after(cut):
     data = synthetic_market()
-    for ticker, bars in data.bars.items():
+    for bars in data.bars.values():
         later = bars.index > cut
         bars.loc[later, ["open", "high", "low", "close"]] *= 1.5
         bars.loc[later, "volume"] *= 3
@@ -24,7 +24,7 @@ def trail(result, cut):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cut_index", [1, 3])
+@pytest.mark.parametrize("cut_index", [1, 2])
 def test_data_after_x_changes_no_decision_up_to_x(tmp_path, cut_index):
     real = synthetic_market()
     cut = real.trading_days("ALFA", START, END)[cut_index]
@@ -32,5 +32,5 @@ def test_data_after_x_changes_no_decision_up_to_x(tmp_path, cut_index):
     changed = run(perturbed_after(cut), make_agent(), tmp_path / "perturbed.sqlite")
     assert trail(original, cut) == trail(changed, cut)
     assert len(trail(original, cut)) == 2 * (cut_index + 1)
-    later = lambda result: [e.decision.trace.messages for e in result.decisions if e.date > cut]  # noqa: E731
+    later = lambda result: [e.decision.trace.messages for e in result.decisions if e.date > cut]
     assert later(original) != later(changed)  # the perturbation is visible once it is in the past
