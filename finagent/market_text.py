@@ -67,7 +67,10 @@ def chart_text(view: MarketView, ticker: str, bars: int = 20) -> str:
     close, last = frame["close"], float(frame["close"].iloc[-1])
     first = float(close.iloc[0])
     sma5, sma20 = float(close.iloc[-5:].mean()), float(close.iloc[-20:].mean())
-    side = lambda average: "above" if last > average else "below"
+
+    def side(average: float) -> str:
+        return "above" if last > average else "below"
+
     span = f"{frame.index[0]:%Y-%m-%d} to {frame.index[-1]:%Y-%m-%d}"
     extremes = (f"High {frame['high'].max():.2f} on {frame['high'].idxmax():%Y-%m-%d}; "
                 f"low {frame['low'].min():.2f} on {frame['low'].idxmin():%Y-%m-%d}.")

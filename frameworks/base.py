@@ -73,6 +73,7 @@ class TradingFramework(ABC):
         calling `decide` (a resumed run): update the state `decide` would have left, from what the
         decision's trace holds. Called in date order within each episode, before any later decision
         of that episode is asked for. Default: nothing (no state beyond the portfolio)."""
+        return None
 
     @abstractmethod
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:

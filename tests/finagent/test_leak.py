@@ -32,5 +32,8 @@ def test_data_after_x_changes_no_decision_up_to_x(tmp_path, cut_index):
     changed = run(perturbed_after(cut), make_agent(), tmp_path / "perturbed.sqlite")
     assert trail(original, cut) == trail(changed, cut)
     assert len(trail(original, cut)) == 2 * (cut_index + 1)
-    later = lambda result: [e.decision.trace.messages for e in result.decisions if e.date > cut]
+
+    def later(result):
+        return [e.decision.trace.messages for e in result.decisions if e.date > cut]
+
     assert later(original) != later(changed)  # the perturbation is visible once it is in the past
