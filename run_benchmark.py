@@ -44,6 +44,7 @@ from harness.resources import run_resources
 from harness.run_directory import load_run, write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
 from harness.schema import REPLAY_DIRECTORY
+from harness.tasks.registry import build_task, check_frameworks_take
 from market.anonymise import AnonymisedMarket, anonymise
 from market.data import MarketData
 from market.splits import Splits
@@ -152,7 +153,7 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
     table = episode_metrics(equity, trades, data.periods_per_year)
     table.to_csv(run_dir / "metrics.csv", index=False, float_format="%.10g")
     facts = {
-        "suite": suite, "tickers": spec.tickers, "seeds": spec.seeds,
+        "suite": suite, "task": spec.task.name, "tickers": spec.tickers, "seeds": spec.seeds,
         "frameworks": {f.name: f.config_hash for f in frameworks},
         "framework_facts": {f.name: described for f in frameworks if (described := f.framework.run_facts())},
         "framework_fingerprints": {f.name: f.fingerprint for f in frameworks},
@@ -162,7 +163,8 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
         "test_window": [str(spec.start.date()), str(spec.end.date())],
         "traded_windows": {t: [str(first.date()), str(last.date())] for t, (first, last) in runner.traded_windows.items()},
         "data_fingerprint": runner.data_fingerprint,
-        "periods_per_year": data.periods_per_year, "initial_cash": spec.execution.initial_cash,
+        "periods_per_year": data.periods_per_year, "calendar": data.calendar.describe(),
+        "initial_cash": spec.task.config.initial_cash,
         "decisions_made": result.made, "decisions_reused": result.reused,
         "decisions_failed": result.failed, "failures_reused": result.failures_reused,
         "failures_retried": result.failures_retried,
@@ -204,10 +206,11 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     require_values(cfg)
     tickers, seeds = listed(cfg, "tickers", str), listed(cfg, "seeds", int)
     splits = typed_config(Splits, plain(cfg.split), "split")
+    task = build_task(plain(cfg.task), plain(cfg.execution))
     spec = RunSpec(tickers=tickers, seeds=seeds, start=splits.test.start, end=splits.test.end,
                    execution=typed_config(ExecutionConfig, plain(cfg.execution), "execution"),
                    batch_size=int(cfg.batch_size), retry_failed=cfg.retry_failed,
-                   decision_timeout_s=cfg.decision_timeout_s)
+                   decision_timeout_s=cfg.decision_timeout_s, task=task)
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
@@ -215,8 +218,10 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     with open_dict(cfg):
         cfg.frameworks = rows
     overlay = build_overlay(cfg.overlay)
-    frameworks = build_frameworks(cfg.frameworks, {"data": cfg.data, "tools": cfg.tools}, cfg.execution,
+    shared = {"data": cfg.data, "tools": cfg.tools} | ({} if task.name == "trading" else {"task": cfg.task})
+    frameworks = build_frameworks(cfg.frameworks, shared, cfg.execution if task.name == "trading" else cfg.task,
                                   cfg.overlay if overlay[0].enabled else None)
+    check_frameworks_take(task, frameworks)
     probe = typed_config(MemorisationProbe, plain(cfg.probe), "probe") if cfg.probe is not None else None
     anonymised = anonymise(data, probe.seed, probe.aliases, probe.uncleanable) if probe is not None else None
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))

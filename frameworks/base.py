@@ -9,6 +9,11 @@ Class attributes tell the runner how to drive it:
   resumed run's journaled decisions to `recall` in their place, so that state kept across days
   (a memory) is rebuilt from what the journal holds.
 - `needs_portfolio`: show the portfolio at the close of the decision day (stateful only).
+- `tasks`: the tasks it takes (`harness.tasks`): `trading` (BUY/SELL/HOLD or a target exposure
+  of `context.ticker`), `portfolio` (`Decision(weights={instrument: w, "CASH": w_cash})` over
+  `context.universe`, within `context.pool` when the task has a pool) or `futures`
+  (`Decision(target=leverage)` of the perpetual `context.ticker`). A run refuses a framework
+  that does not take its task. `Decision(action=HOLD)` keeps the positions in every task.
 - `stochastic`: run every configured seed (a deterministic framework runs the first only).
   A stochastic framework must draw its randomness from the context's seed (and ticker, date),
   never from global state, so that a resumed run reproduces it exactly.
@@ -30,6 +35,7 @@ class TradingFramework(ABC):
     stateful: ClassVar[bool] = False
     needs_portfolio: ClassVar[bool] = False
     stochastic: ClassVar[bool] = False
+    tasks: ClassVar[tuple[str, ...]] = ("trading",)
 
     def fingerprint(self) -> str:
         """What determines this framework's decisions beyond its config: for an LLM framework

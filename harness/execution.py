@@ -8,9 +8,13 @@ the initial cash.
 Discrete mode (the AlphaQuanter rules, the default):
 - BUY adds floor(κ·cash / p) shares, κ = `buy_fraction` = 0.9, p = fill price incl. slippage;
 - SELL closes the whole position; HOLD does nothing; long-only.
-Target mode: a decision's `target` is the desired exposure (shares·p / equity at the fill
-price) in [-max_leverage, max_leverage]; shorts only when `allow_short`. The position is
-moved to floor(|target|·equity / p) shares with the sign of the target.
+Target mode: a decision's `target` is the desired exposure in [-max_leverage, max_leverage];
+shorts only when `allow_short`. With E = cash + shares·p the equity at the unslipped price p,
+p_f the fill price on the side of the trade (p moved by the slippage) and f = fee_bps/1e4, the
+position is moved to n = floor(|target|·E / (p_f·(1 + f))) shares with the sign of the target:
+sized at the price it is filled at, commission included, so a long target of 1 never leaves
+negative cash. A trade that this sizing would turn around (a small buy sized below the current
+position) is not made.
 
 Costs: slippage moves the fill price against the trader by `slippage_bps`; the commission is
 `fee_bps` of the traded notional, paid in cash (10 bps = the paper's 0.1 % per side).
@@ -69,6 +73,8 @@ class Simulator:
 
     bars: pd.DataFrame
     config: ExecutionConfig = field(default_factory=ExecutionConfig)
+    ticker: str = ""
+    """The instrument traded, named in the portfolio state."""
 
     def __post_init__(self) -> None:
         if self.bars.empty:
@@ -99,7 +105,7 @@ class Simulator:
 
     @property
     def portfolio(self) -> PortfolioState:
-        return PortfolioState(cash=self._cash, shares=self._shares, close=self._prices[self._i, 1])
+        return PortfolioState.single(self.ticker, cash=self._cash, shares=self._shares, close=self._prices[self._i, 1])
 
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
@@ -155,8 +161,11 @@ class Simulator:
             return self._shares
         low = -config.max_leverage if config.allow_short else 0.0
         target = min(max(decision.target, low), config.max_leverage)
-        equity = self._cash + self._shares * price
-        return math.copysign(math.floor(abs(target) * max(equity, 0.0) / price), target)
+        equity = max(self._cash + self._shares * price, 0.0)
+        buying = target * equity / price > self._shares
+        fill_price = self._slipped(price, buying=buying)
+        shares = math.copysign(math.floor(abs(target) * equity / (fill_price * (1 + config.fee_bps / 1e4))), target)
+        return max(shares, self._shares) if buying else min(shares, self._shares)
 
 
 def simulate(bars: pd.DataFrame, actions: pd.Series | list[Decision],

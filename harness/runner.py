@@ -1,8 +1,9 @@
-"""The episode runner: frameworks × tickers × seeds over a test window.
+"""The episode runner: frameworks × episodes × seeds over a test window.
 
-An episode is one framework trading one ticker with one seed over the window. For every bar
-of the window the framework decides on a point-in-time `MarketView`; decisions go through the
-journal and then the execution simulator.
+An episode is one framework with one seed over the window on one of the task's episodes
+(`harness.tasks`): a ticker (trading, futures) or a universe (portfolio). For every bar of the
+window the framework decides on a point-in-time `MarketView`; decisions go through the journal
+(keyed by episode name, bar stamp and seed) and then the task's simulator.
 
 - Stateless frameworks are fanned out: every (ticker, date, seed) context of the framework
   that the journal does not already hold is handed over in batches of `batch_size` (or fewer,
@@ -15,7 +16,7 @@ journal and then the execution simulator.
 - A framework that raises, takes longer than its per-decision time limit, returns the wrong
   number of decisions or a decision that is not valid for the task (`harness.decision_checks`)
   gets a recorded failure (`harness.failures`: kind and a message naming framework, ticker,
-  date and seed) and the fallback decision (HOLD, or flat in target mode) for the contexts
+  date and seed) and the task's fallback decision (HOLD, or flat in target mode) for the contexts
   concerned; a failing batch is decided again one context at a time; the run goes on.
 - The time limit (`RunSpec.decision_timeout_s`): `auto` asks each framework
   (`decision_timeout_s()`: none for local engines, set by frameworks whose decisions wait on
@@ -35,9 +36,9 @@ journal and then the execution simulator.
   `OverlayBook`: the journal keeps the framework's decisions, the book executes what the overlay
   makes of them and records both (`RunResult.overlay_records`); the drift monitor's episodes are
   named in one warning line per framework.
-- A ticker whose bars start after or end before the test window (by more than a few holidays)
-  is traded over the bars it has, with one warning line; a window of fewer than 2 bars (no
-  return to measure) is an error.
+- An episode whose bars start after or end before the test window (by more than a few
+  holidays, or bars of the calendar: `Calendar.expected_bars`) is traded over the bars it has,
+  with one warning line; a window of fewer than 2 bars (no return to measure) is an error.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from core.errors import ConfigError
 from harness.batch_size import stateless_batch_size
 from harness.decision_checks import stored_form, task_problem
 from harness.decision_inputs import DecisionInputs, data_fingerprint
-from harness.execution import EpisodeResult, ExecutionConfig, Simulator
+from harness.execution import EpisodeResult, ExecutionConfig
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
 from harness.overlay import (
@@ -66,9 +67,11 @@ from harness.overlay import (
     drift_warning,
 )
 from harness.schema import EpisodeKey
+from harness.tasks.base import Episode, Task, TaskSimulator
+from harness.tasks.trading import TradingTask
 from harness.time_limit import TimedOut, call_within
 from market.data import MarketData
-from market.decision import Action, Decision, DecisionContext, Trace
+from market.decision import Decision, DecisionContext
 from market.view import MarketView
 
 MIN_WINDOW_BARS = 2
@@ -78,8 +81,9 @@ INVALID_ROWS_NAMED = 3
 """Journaled rows that do not validate named in the warning line (the rest are counted)."""
 
 UNCOVERED_DAYS_TOLERATED = 3
-"""Business days at either end of the test window that a ticker's bars may miss without a
-warning: exchange holidays (a window starting on New Year's Day is covered)."""
+"""Bars of the calendar (business days for daily exchange bars) at either end of the test
+window that an episode's bars may miss without a warning: exchange holidays (a window starting
+on New Year's Day is covered)."""
 
 
 class DecisionMaker(Protocol):
@@ -105,7 +109,10 @@ class FrameworkEntry:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Which episodes to run and how to execute them."""
+    """Which episodes to run and how to execute them.
+
+    `task` (`harness.tasks`) makes the episodes of `tickers` and fills their decisions; None:
+    the trading task under `execution`."""
 
     tickers: list[str]
     seeds: list[int]
@@ -117,8 +124,11 @@ class RunSpec:
     """Decide journaled failures again (False: keep them, counted as failed)."""
     decision_timeout_s: float | str | None = "auto"
     """Seconds one decision may take: "auto" (each framework's own), a number for all, None for no limit."""
+    task: Task | None = None
 
     def __post_init__(self) -> None:
+        if self.task is None:
+            object.__setattr__(self, "task", TradingTask(self.execution))
         for name, values, example in (("tickers", self.tickers, "NVDA"), ("seeds", self.seeds, "0")):
             if not values:
                 raise ConfigError(f"{name}: empty; name at least one, e.g. {name}=[{example}]")
@@ -194,33 +204,47 @@ class EpisodeRunner:
         self.toolset_factory = toolset_factory
         self.progress = progress
         self.warn = warn
-        self._days = {t: data.trading_days(t, spec.start, spec.end) for t in spec.tickers}
-        for ticker in spec.tickers:
-            self._check_window(ticker)
+        self.task: Task = spec.task
+        if self.overlay is not None and self.task.name != "trading":
+            raise ConfigError(f"overlay: the risk overlays wrap the trading task only, not task={self.task.name}; "
+                              "run it with overlay=disabled")
+        self._episodes: dict[str, Episode] = {e.name: e for e in self.task.episodes(data, spec.tickers, spec.start, spec.end)}
+        self._days = {name: episode.times for name, episode in self._episodes.items()}
+        for name in self._episodes:
+            self._check_window(name)
         self.data_fingerprint = data_fingerprint(data, spec.end)
 
     @property
-    def traded_windows(self) -> dict[str, tuple[pd.Timestamp, pd.Timestamp]]:
-        """Ticker -> (first, last) bar date traded in the test window."""
-        return {ticker: (days[0], days[-1]) for ticker, days in self._days.items()}
+    def episode_names(self) -> list[str]:
+        """The episodes' names (tickers, or universes), in the task's order."""
+        return list(self._episodes)
 
-    def _check_window(self, ticker: str) -> None:
+    @property
+    def traded_windows(self) -> dict[str, tuple[pd.Timestamp, pd.Timestamp]]:
+        """Episode name -> (first, last) bar stamp traded in the test window."""
+        return {name: (days[0], days[-1]) for name, days in self._days.items()}
+
+    def _check_window(self, name: str) -> None:
         """Refuse a window of fewer than `MIN_WINDOW_BARS` bars; warn when the data covers only
-        part of it (more than `UNCOVERED_DAYS_TOLERATED` business days before its first or after
-        its last bar)."""
-        days, start, end = self._days[ticker], self.spec.start, self.spec.end
+        part of it (more than `UNCOVERED_DAYS_TOLERATED` bars of the calendar before its first or
+        after its last bar)."""
+        days, start, end = self._days[name], self.spec.start, self.spec.end
+        calendar = self.data.calendar
+        stamp = (lambda t: t.date()) if calendar.daily else str
         window = f"the test window {start.date()} .. {end.date()}"
         if len(days) < MIN_WINDOW_BARS:
-            raise ConfigError(f"{self.data.origin.get(ticker, ticker)}: {window} holds only {len(days)} bar of "
-                              f"{ticker} ({days[0].date()}); a run needs at least {MIN_WINDOW_BARS}")
+            shown = f" ({stamp(days[0])})" if len(days) else ""
+            raise ConfigError(f"{self.data.origin.get(name, name)}: {window} holds only {len(days)} bar of "
+                              f"{name}{shown}; a run needs at least {MIN_WINDOW_BARS}")
+        step = pd.Timedelta(days=1) if calendar.daily else calendar.frequency
         gaps = []
-        if len(pd.bdate_range(start, days[0] - pd.Timedelta(days=1))) > UNCOVERED_DAYS_TOLERATED:
-            gaps.append(f"starts {days[0].date()}, after")
-        if len(pd.bdate_range(days[-1] + pd.Timedelta(days=1), end)) > UNCOVERED_DAYS_TOLERATED:
-            gaps.append(f"ends {days[-1].date()}, before")
+        if calendar.expected_bars(start, days[0] - step) > UNCOVERED_DAYS_TOLERATED:
+            gaps.append(f"starts {stamp(days[0])}, after")
+        if calendar.expected_bars(days[-1] + step, end) > UNCOVERED_DAYS_TOLERATED:
+            gaps.append(f"ends {stamp(days[-1])}, before")
         if gaps:
-            self.warn(f"{ticker}: data {' and '.join(gaps)} {window}; traded {days[0].date()} .. "
-                      f"{days[-1].date()} ({len(days)} bars)")
+            self.warn(f"{name}: data {' and '.join(gaps)} {window}; traded {stamp(days[0])} .. "
+                      f"{stamp(days[-1])} ({len(days)} bars)")
 
     def run(self, frameworks: list[FrameworkEntry]) -> RunResult:
         """Every episode of every framework; journaled decisions with the same inputs are reused.
@@ -257,7 +281,7 @@ class EpisodeRunner:
         self.journal.record_inputs(entry.name, inputs)
         result.journal_keys[entry.name] = inputs.key
         seeds = self.spec.seeds if entry.framework.stochastic else self.spec.seeds[:1]
-        episodes = [(ticker, seed) for ticker in self.spec.tickers for seed in seeds]
+        episodes = [(name, seed) for name in self._episodes for seed in seeds]
         keys = [(t, d, s) for t, s in episodes for d in self._days[t]]
         result.failures[entry.name] = FailureCounts()
         journaled = self._reusable(entry, self.journal.read(inputs.key), keys, result)
@@ -288,7 +312,7 @@ class EpisodeRunner:
             journaled = read.entries.get(key)
             if journaled is None:
                 continue
-            problem = task_problem(journaled.decision, self.spec.execution)  # it was read from the journal's JSON
+            problem = self._problem(journaled.decision, key[0], key[1])
             if problem is None:
                 reusable[key] = journaled
             else:
@@ -332,27 +356,35 @@ class EpisodeRunner:
         view = MarketView(self.data, date)
         tools = self.toolset_factory(view) if self.toolset_factory else None
         shown = portfolio if entry.framework.needs_portfolio else None
+        episode = self._episodes[ticker]
+        universe = episode.instruments if self.task.multi_instrument else ()
         return DecisionContext(ticker=ticker, date=date, view=view, seed=seed, tools=tools,
-                               portfolio=shown)
+                               portfolio=shown, universe=universe, pool=self.task.pool(episode, date))
 
-    def _simulator(self, ticker: str, seed: int) -> Simulator | OverlayBook:
-        """The episode's simulator, behind the overlay when there is one."""
-        simulator = Simulator(self.data.frame(ticker).loc[self._days[ticker]], self.spec.execution)
+    def _simulator(self, name: str, seed: int) -> TaskSimulator:
+        """The episode's simulator, behind the overlay when there is one (the trading task only)."""
+        simulator = self.task.simulator(self.data, self._episodes[name])
         if self.overlay is None:
             return simulator
         baseline = None
         if self.overlay.cold_start.enabled:
-            days = self._days[ticker][:self.overlay.cold_start.days]
-            baseline = baseline_decisions(self.baseline, self.data, ticker, list(days), seed, self.spec.execution)
+            days = self._days[name][:self.overlay.cold_start.days]
+            baseline = baseline_decisions(self.baseline, self.data, name, list(days), seed, self.spec.execution)
         return OverlayBook(simulator, self.overlay, baseline)
 
-    def _finish(self, entry: FrameworkEntry, ticker: str, seed: int, simulator: Simulator | OverlayBook,
+    def _finish(self, entry: FrameworkEntry, ticker: str, seed: int, simulator: TaskSimulator,
                 result: RunResult) -> None:
         """Store an episode's result and, behind an overlay, its records."""
         result.episodes[EpisodeKey(entry.name, ticker, seed)] = simulator.result()
         if isinstance(simulator, OverlayBook):
             result.overlay_records.extend({**row, "framework": entry.name, "ticker": ticker, "seed": seed}
                                           for row in simulator.records)
+
+    def _problem(self, decision: object, name: str, date: pd.Timestamp) -> str | None:
+        """Why a journaled `decision` (it survived its JSON form) cannot be executed in episode `name` at `date`
+        (`harness.decision_checks`, then the task's own scope check)."""
+        problem = task_problem(decision, self.task.config)
+        return problem if problem is not None else self.task.scope_problem(decision, self._episodes[name], date)
 
     def _run_stateless(self, entry, episodes, keys, missing, journaled, result, bar) -> None:
         size = stateless_batch_size(entry.framework, self.spec.batch_size, len(missing))
@@ -447,24 +479,21 @@ class EpisodeRunner:
         if isinstance(output, Failure):
             kind, problem = output.kind, output.message
         else:
-            payload, problem = stored_form(output, self.spec.execution)
+            payload, problem = stored_form(output, self.task.config)
+            if problem is None:
+                problem = self.task.scope_problem(output, self._episodes[context.ticker], context.date)
             if problem is None and output.trace.error is None:
                 return output, payload, None
             if problem is None:
                 return output, payload, self._failure(entry, context, FailureKind.REPORTED, output.trace.error)
             kind = FailureKind.INVALID
         failure = self._failure(entry, context, kind, problem)
-        return self._fallback(failure.message), None, failure
+        return self.task.fallback(failure.message), None, failure
 
     @staticmethod
     def _failure(entry: FrameworkEntry, context: DecisionContext, kind: FailureKind, problem: str) -> Failure:
         """A failure whose message names the decision (formatted here, only when a decision fails)."""
         return Failure(kind, f"{decision_place(entry.name, context.ticker, context.date, context.seed)}: {problem}")
-
-    def _fallback(self, error: str) -> Decision:
-        if self.spec.execution.mode == "discrete":
-            return Decision(action=Action.HOLD, trace=Trace(error=error, fallback=True))
-        return Decision(target=0.0, trace=Trace(error=error, fallback=True))
 
 
 class MalformedBatch(Exception):

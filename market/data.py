@@ -19,12 +19,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core.errors import ConfigError
+from market.calendar import Calendar
 
 BAR_COLUMNS = ("open", "high", "low", "close", "volume")
-
-DEFAULT_DECISION_TIME = pd.Timedelta(hours=16)
-"""Time of day of a daily decision: the close (16:00). Records published later that day are
-not visible to that day's decision."""
 
 
 @dataclass
@@ -34,9 +31,19 @@ class MarketData:
     bars: dict[str, pd.DataFrame]
     records: dict[str, pd.DataFrame] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
-    decision_time: pd.Timedelta = DEFAULT_DECISION_TIME
-    periods_per_year: float = 252.0
-    """Bars per year, used to annualise metrics (252 for daily equity bars)."""
+    calendar: Calendar = field(default_factory=Calendar)
+    """Bar frequency, session, decision time and periods per year (`market.calendar`); daily
+    exchange bars closing at 16:00 by default."""
+
+    @property
+    def decision_time(self) -> pd.Timedelta:
+        """Time of day at which a daily bar closes (records published later that day are not visible to it)."""
+        return self.calendar.decision_time
+
+    @property
+    def periods_per_year(self) -> float:
+        """Bars per year, used to annualise metrics (252 for daily exchange bars)."""
+        return self.calendar.periods_per_year
 
     @property
     def tickers(self) -> list[str]:

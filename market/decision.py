@@ -1,6 +1,6 @@
 """The contract between the benchmark and a framework: what it is given, what it returns.
 
-A framework receives a `DecisionContext` for one (ticker, date) and returns a `Decision`.
+A framework receives a `DecisionContext` for one (ticker or universe, bar) and returns a `Decision`.
 The decision carries a `Trace` — messages, tool calls, LLM calls, parse failures — which the
 journal stores verbatim so that every number in a report can be traced to what the agent saw.
 """
@@ -67,22 +67,26 @@ class Trace(BaseModel):
 
 
 class Decision(BaseModel):
-    """A framework's output for one (ticker, date).
+    """A framework's output for one decision: of one instrument, or of a universe.
 
-    Exactly one of `action` (BUY/SELL/HOLD, the paper's discrete mode) or `target`
-    (target exposure as a fraction of equity; 1 = fully long, 0 = flat, -1 = fully short,
-    for the target-position mode) is set.
+    Exactly one of these is set; which one a task takes is the task's (`harness.tasks`):
+    - `action`: BUY/SELL/HOLD (the trading task, the paper's discrete mode);
+    - `target`: a target exposure as a fraction of equity (1 = fully long, 0 = flat, -1 = fully
+      short; the trading task's target mode, the futures task's leverage, e.g. 5 = 5x long);
+    - `weights`: instrument -> target weight of equity (the portfolio task); cash holds
+      1 − Σ weights, instruments not named are sold.
     """
 
     action: Action | None = None
     target: float | None = None
+    weights: dict[str, float] | None = None
     confidence: float | None = None
     trace: Trace = Field(default_factory=Trace)
 
     @model_validator(mode="after")
     def _one_kind(self) -> "Decision":
-        if (self.action is None) == (self.target is None):
-            raise ValueError("a Decision sets exactly one of `action` or `target`")
+        if sum(value is not None for value in (self.action, self.target, self.weights)) != 1:
+            raise ValueError("a Decision sets exactly one of `action`, `target` or `weights`")
         return self
 
 
@@ -90,9 +94,13 @@ class Decision(BaseModel):
 class DecisionContext:
     """What a framework sees for one decision.
 
-    `view` is the point-in-time market (nothing after `date`); `tools` is the shared tool set
-    bound to that view (None when no tool set is configured); `portfolio` is given only to
-    frameworks that declare `needs_portfolio`.
+    `ticker` names the episode's instrument (trading, futures) or universe (portfolio);
+    `universe` lists the instruments the decision is about (empty: the one `ticker`);
+    `date` is the decision bar's stamp and `bar_close` its close (`market.calendar`).
+    `view` is the point-in-time market (nothing after the bar's close); `tools` is the shared
+    tool set bound to that view (None when no tool set is configured); `portfolio` is given
+    only to frameworks that declare `needs_portfolio`; `pool` is the subset of the universe
+    that may be held at this bar (None: all of it), for portfolio tasks with a pool mask.
     """
 
     ticker: str
@@ -101,3 +109,15 @@ class DecisionContext:
     seed: int
     tools: Any = None
     portfolio: PortfolioState | None = None
+    universe: tuple[str, ...] = ()
+    pool: tuple[str, ...] | None = None
+
+    @property
+    def instruments(self) -> tuple[str, ...]:
+        """The instruments of this decision: the universe, or the one ticker."""
+        return self.universe or (self.ticker,)
+
+    @property
+    def bar_close(self) -> pd.Timestamp:
+        """When the decision bar closes: the visibility cutoff of what the view shows."""
+        return self.view.cutoff

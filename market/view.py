@@ -2,8 +2,9 @@
 
 A view for `asof` returns only
 - bars dated at or before `asof`, and
-- records whose `available_at` is at or before the decision time of `asof`
-  (`asof` + `MarketData.decision_time` for daily bars, i.e. the close); records without an
+- records whose `available_at` is at or before the close of the bar stamped `asof`
+  (`MarketData.calendar.bar_close`: the date + 16:00 for daily bars, the stamp itself for
+  intraday bars); records without an
   `available_at` are never returned.
 It slices the data itself and returns copies, so no caller can read or alter anything after
 `asof` through it: changing any data after `asof` cannot change what the view returns.
@@ -34,11 +35,12 @@ class MarketView:
 
     @property
     def cutoff(self) -> pd.Timestamp:
-        """The latest `available_at` of a record visible through this view: `asof` + the data's
-        decision time for a date (a bar at midnight), `asof` itself for an intraday bar. Computed
+        """The latest `available_at` of a record visible through this view: the close of the bar
+        stamped `asof` (`Calendar.bar_close`): its date + the decision time for daily bars, `asof`
+        itself for intraday bars (stamped at their close, even at midnight). Computed
         on first use: the runner makes a view per decision, and rules that read bars only never ask."""
         if self._cutoff is None:
-            self._cutoff = self._asof + self._data.decision_time if self._asof == self._asof.normalize() else self._asof
+            self._cutoff = self._data.calendar.bar_close(self._asof)
         return self._cutoff
 
     @property

@@ -47,7 +47,7 @@ def baseline_decisions(baseline, data: MarketData, ticker: str, dates: list[pd.T
 
 def exposure_at(portfolio: PortfolioState, price: float) -> float:
     """x = s·p / (c + s·p) of `portfolio` at `price` (0 when that equity is not positive)."""
-    return PortfolioState(cash=portfolio.cash, shares=portfolio.shares, close=price).exposure
+    return PortfolioState.single("", cash=portfolio.cash, shares=portfolio.shares, close=price).exposure
 
 
 class ColdStart:

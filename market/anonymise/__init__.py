@@ -91,7 +91,7 @@ def anonymise(data: MarketData, seed: int = 0, aliases: Mapping[str, Iterable[st
         data=MarketData(
             bars={key.ticker(t): transform_bars(frame, t, key) for t, frame in data.bars.items()},
             records=records, origin={key.ticker(t): f"anonymised:{key.ticker(t)}" for t in data.bars},
-            decision_time=data.decision_time, periods_per_year=data.periods_per_year),
+            calendar=data.calendar),
         key=key, withheld=withheld)
 
 
@@ -102,7 +102,7 @@ def restore(data: MarketData, key: AnonymisationKey) -> MarketData:
               for code, frame in data.bars.items()},
         records={channel: transform_columns(channel, frame, key, inverse=True) for channel, frame in data.records.items()},
         origin={key.real_ticker(code): origin for code, origin in data.origin.items()},
-        decision_time=data.decision_time, periods_per_year=data.periods_per_year)
+        calendar=data.calendar)
 
 
 __all__ = ["AnonymisationKey", "AnonymisedMarket", "anonymise", "restore"]

@@ -170,8 +170,9 @@ class AnonymisationKey:
 
     def portfolio(self, real: PortfolioState, ticker: str) -> PortfolioState:
         """A portfolio in anonymised units: cash x c_i·v_i (a currency total), shares x v_i, close x c_i."""
-        return PortfolioState(cash=real.cash * self.total_scale(ticker), shares=real.shares * self.share_scale[ticker],
-                              close=real.close * self.price_scale[ticker])
+        return PortfolioState.single(self.ticker(ticker), cash=real.cash * self.total_scale(ticker),
+                                     shares=real.shares * self.share_scale[ticker],
+                                     close=real.close * self.price_scale[ticker])
 
     def describe(self) -> dict:
         """The key as plain JSON values (run.json of the replay)."""

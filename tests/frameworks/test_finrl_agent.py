@@ -45,7 +45,7 @@ def agent(cache_dir, algorithm: str = "a2c", timesteps: int = 100) -> FinRLAgent
 
 def context(data: MarketData, date, seed: int = 0) -> DecisionContext:
     return DecisionContext(ticker="AAA", date=date, view=MarketView(data, date), seed=seed,
-                           portfolio=PortfolioState(cash=1e5, shares=0.0, close=1.0))
+                           portfolio=PortfolioState.single("AAA", cash=1e5, shares=0.0, close=1.0))
 
 
 @pytest.mark.slow

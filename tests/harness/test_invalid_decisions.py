@@ -102,7 +102,7 @@ def test_a_journal_poisoned_by_a_nan_target_is_named_and_decided_again_not_fatal
     assert upgraded.startswith(f"{journaled.path}: a journal of an earlier TradeDuel, without hash-chained rows: its 10 rows")
     assert invalid == (f"{journaled.path}: 1 journaled decisions under key {key} do not validate and are decided again: "
                        f"plugin AAA {on(DAYS[0])} seed 0: Decision: value: Value error, a Decision sets exactly one of "
-                       "`action` or `target`")
+                       "`action`, `target` or `weights`")
     assert day(again, "plugin", 0).decision.target == 0.5
 
 

@@ -190,7 +190,7 @@ def test_a_channel_or_column_without_a_rule_is_refused(nvda):
 def test_a_portfolio_is_shown_in_anonymised_units(nvda):
     from market.portfolio import PortfolioState
     key = anonymise(nvda, seed=0).key
-    real = PortfolioState(cash=1000.0, shares=30.0, close=50.0)
+    real = PortfolioState.single("NVDA", cash=1000.0, shares=30.0, close=50.0)
     shown = key.portfolio(real, "NVDA")
     assert shown.exposure == real.exposure
     assert shown.equity == real.equity * key.total_scale("NVDA")

@@ -65,6 +65,17 @@ def test_target_mode_goes_short_within_leverage_cap():
     assert result.equity["equity"].tolist() == pytest.approx([1000, 1000, 1000])
 
 
+def test_target_mode_sizes_at_the_slipped_price_with_the_fee():
+    """A target of 1 buys floor(E / (p(1+s)(1+f))) shares: 1000 / (10·1.01·1.001) = 98.9 -> 98,
+    and cash stays non-negative (sizing at the unslipped 10 bought 100 and overdrew cash)."""
+    bars = bars_from([10, 10], [10, 10])
+    config = ExecutionConfig(initial_cash=1000, mode="target", fee_bps=10, slippage_bps=100)
+    result = simulate(bars, [Decision(target=1.0), Decision(target=1.0)], config)
+    assert result.equity["position"].tolist() == [0, 98]
+    assert result.equity["cash"].iloc[-1] == pytest.approx(1000 - 98 * 10.1 * 1.001)
+    assert result.equity["cash"].iloc[-1] >= 0
+
+
 def test_target_mode_without_shorts_floors_at_flat():
     bars = bars_from([10, 10], [10, 10])
     config = ExecutionConfig(initial_cash=1000, mode="target", fee_bps=0)

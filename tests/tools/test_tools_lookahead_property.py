@@ -82,7 +82,7 @@ def perturbed_after(data: MarketData, asof: pd.Timestamp, seed: int) -> MarketDa
     cutoff = MarketView(data, asof).cutoff
     return MarketData(bars={t: _perturb_bars(f, asof, rng) for t, f in data.bars.items()},
                       records={c: _perturb_records(f, cutoff, rng) for c, f in data.records.items()},
-                      origin=data.origin, decision_time=data.decision_time)
+                      origin=data.origin, calendar=data.calendar)
 
 
 @st.composite
