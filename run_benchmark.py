@@ -124,7 +124,9 @@ def summarise(run_dir: Path, table: pd.DataFrame, title: str, report: bool, view
     else:
         write_metrics_summary(run_dir / "summary.md", title, table)
         written = "metrics.csv and summary.md"
-    if viewer:
+    if viewer and load_run(run_dir).info.get("task", "trading") != "trading":
+        warn_on_stderr("the trace viewer shows trading-task runs only; viewer/ not written")
+    elif viewer:
         write_viewer(run_dir)
         written += ", viewer/index.html (the trace viewer)"
     return written

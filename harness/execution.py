@@ -53,14 +53,23 @@ class ExecutionConfig(BaseModel):
 
 @dataclass
 class EpisodeResult:
-    """Daily marks and fills of one episode.
+    """Marks, fills, positions and cash flows of one episode (of any task, `harness.tasks`).
 
-    `equity`: indexed by bar date, with EQUITY_COLUMNS equity, cash, position (shares at the close).
-    `trades`: one row per fill with TRADE_COLUMNS (date = fill date).
+    `equity`: indexed by bar stamp, with EQUITY_COLUMNS equity, cash, position (shares at the
+    close; a task may say otherwise and add columns, e.g. the portfolio's turnover and HHI).
+    `trades`: one row per fill with TRADE_COLUMNS (date = fill date), plus `instrument` for
+    multi-instrument and futures episodes, whose `side` may also be LIQUIDATION.
+    `positions`: long format, one row per bar and instrument (POSITION_COLUMNS), or None
+    (the trading task: its one position is the equity table's `position`).
+    `flows`: long format, one row per cash flow that is not a fill's price (FLOW_COLUMNS: fees,
+    slippage, funding, liquidation fees; `amount` < 0 = paid), or None (the trading task: its
+    fees are in `trades`).
     """
 
     equity: pd.DataFrame
     trades: pd.DataFrame
+    positions: pd.DataFrame | None = None
+    flows: pd.DataFrame | None = None
 
 
 @dataclass

@@ -43,8 +43,14 @@ def equity_frame(result: RunResult) -> pd.DataFrame:
 
 
 def trades_frame(result: RunResult) -> pd.DataFrame:
-    """One row per fill: date, framework, ticker, seed, side, shares, price, notional, fee."""
+    """One row per fill: date, framework, ticker, seed, side, shares, price, notional, fee (and instrument)."""
     return _keyed({k: e.trades for k, e in result.episodes.items()})
+
+
+def long_frame(result: RunResult, part: str) -> pd.DataFrame | None:
+    """The episodes' `positions` or `flows` (long format, keyed), or None when the task keeps none (trading)."""
+    parts = {k: getattr(e, part) for k, e in result.episodes.items() if getattr(e, part) is not None}
+    return _keyed(parts) if parts else None
 
 
 def decision_row(entry: JournalEntry) -> dict:
@@ -54,6 +60,7 @@ def decision_row(entry: JournalEntry) -> dict:
         "date": entry.date, "framework": entry.framework, "ticker": entry.ticker, "seed": entry.seed,
         "action": decision.action.value if decision.action is not None else None,
         "target": decision.target, "confidence": decision.confidence,
+        **({"weights": json.dumps(decision.weights, sort_keys=True)} if decision.weights is not None else {}),
         "llm_calls": len(trace.llm_calls),
         "prompt_tokens": sum(c.prompt_tokens for c in trace.llm_calls),
         "completion_tokens": sum(c.completion_tokens for c in trace.llm_calls),
@@ -81,8 +88,13 @@ def prices_frame(data: MarketData, tickers: list[str], start, end) -> pd.DataFra
 
 def write_episodes(run_dir: Path, result: RunResult, data: MarketData, tickers: list[str],
                    start, end) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write equity.parquet, trades.csv, decisions.parquet and prices.parquet; return equity and trades."""
+    """Write equity.parquet, trades.csv, decisions.parquet and prices.parquet (and positions.parquet and
+    flows.parquet for tasks that keep them); return equity and trades."""
     equity, trades = equity_frame(result), trades_frame(result)
+    for part in ("positions", "flows"):
+        frame = long_frame(result, part)
+        if frame is not None:
+            frame.to_parquet(run_dir / f"{part}.parquet", index=False)
     equity.to_parquet(run_dir / "equity.parquet", index=False)
     trades.to_csv(run_dir / "trades.csv", index=False)
     pd.DataFrame([decision_row(e) for e in result.decisions]).to_parquet(run_dir / "decisions.parquet", index=False)

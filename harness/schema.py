@@ -25,6 +25,13 @@ EQUITY_COLUMNS = ["equity", "cash", "position"]
 TRADE_COLUMNS = ["date", "side", "shares", "price", "notional", "fee"]
 """One fill: its date, BUY/SELL, shares, fill price, traded notional and commission (currency units)."""
 
+POSITION_COLUMNS = ["date", "instrument", "quantity", "mark", "weight"]
+"""One position at a bar's close: quantity (shares or contracts; < 0 short), mark (close) and weight
+(quantity·mark / equity)."""
+
+FLOW_COLUMNS = ["date", "instrument", "kind", "amount"]
+"""One cash flow: kind fee | slippage | funding | liquidation_fee; amount in currency units (< 0 = paid)."""
+
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "equity.parquet": ("date", *EPISODE_KEYS, *EQUITY_COLUMNS),
     "decisions.parquet": (

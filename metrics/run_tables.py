@@ -151,8 +151,12 @@ METRIC_FORMATS: dict[str, tuple[str, float, int]] = {
     "TR": ("mean TR %", 100.0, 1), "ARR": ("mean ARR %", 100.0, 1), "SR_day": ("mean SR_day", 1.0, 3),
     "SR_ann": ("mean SR_ann", 1.0, 2), "MDD": ("mean MDD %", 100.0, 1), "Calmar": ("mean Calmar", 1.0, 2),
     "Sortino": ("mean Sortino", 1.0, 2), "Vol": ("mean Vol %", 100.0, 1), "Trades": ("mean trades", 1.0, 1),
+    "Turnover": ("mean turnover /yr", 1.0, 2), "HHI": ("mean HHI", 1.0, 3),
+    "Liquidations": ("mean liquidations", 1.0, 1), "Funding": ("mean funding paid %", 100.0, 2),
+    "MaxLeverage": ("mean max leverage", 1.0, 2),
 }
-"""metrics.csv column -> (table heading, scale, decimals)."""
+"""metrics.csv column -> (table heading, scale, decimals); the task metrics (metrics.episodes) appear
+only in runs of the tasks that record them."""
 
 
 def metrics_table(run: Run) -> pd.DataFrame:

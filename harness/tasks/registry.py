@@ -16,10 +16,12 @@ from core.config_keys import typed_config
 from core.errors import ConfigError
 from harness.execution import ExecutionConfig
 from harness.tasks.base import Task
+from harness.tasks.portfolio import PortfolioConfig, PortfolioTask
 from harness.tasks.trading import TradingTask
 
 TASKS: dict[str, tuple[type[Task], type[BaseModel]]] = {
     "trading": (TradingTask, ExecutionConfig),
+    "portfolio": (PortfolioTask, PortfolioConfig),
 }
 """Task name -> (task class, config model)."""
 
@@ -33,7 +35,7 @@ def build_task(task: Mapping[str, Any], execution: Mapping[str, Any]) -> Task:
     cls, model = TASKS[name]
     if name == "trading":
         if values:
-            raise ConfigError(f"task: unknown key {sorted(values)[0]!r} (the trading task's rules are in execution.*)")
+            raise ConfigError(f"task: unknown key {min(values)!r} (the trading task's rules are in execution.*)")
         return cls(typed_config(model, execution, "execution"))
     return cls(typed_config(model, values, "task"))
 

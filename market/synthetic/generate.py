@@ -7,6 +7,7 @@ channel's knobs never changes the prices, and the same seed always gives the sam
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from market.synthetic.prices import simulate_bars
 from market.synthetic.text import company_name
 from market.validation import validate_bars
 
-_STREAMS = ("latent", "bars", "names", "news", "social", "insider", "company", "macro")
+_STREAMS = ("latent", "bars", "names", "news", "social", "insider", "company", "macro", "sectors")
 
 
 def generate_market(**knobs: Any) -> MarketData:
@@ -36,8 +37,12 @@ def generate_market(**knobs: Any) -> MarketData:
     streams = {name: np.random.default_rng([spec.seed, i]) for i, name in enumerate(_STREAMS)}
     dates = pd.bdate_range(spec.start, periods=spec.days, name="date")
     latent = simulate_latent(spec, dates, streams["latent"])
+    if spec.sectors:
+        latent = replace(latent, sector=sector_returns(spec, dates, streams["sectors"]))
     bars = simulate_bars(spec, latent, streams["bars"])
     origin = f"synthetic(seed={spec.seed})"
+    origins = {t: origin if not spec.sectors else f"synthetic(seed={spec.seed}, sector={sector_of(spec, t)})"
+               for t in spec.tickers}
     for ticker, frame in bars.items():
         validate_bars(frame, f"{origin}:{ticker}")
     companies = {t: company_name(streams["names"], t) for t in spec.tickers}
@@ -51,8 +56,20 @@ def generate_market(**knobs: Any) -> MarketData:
         **company_records(streams["company"], z, channels["fundamentals"]),
         "macro": macro_records(streams["macro"], spec, latent, channels["macro"]),
     }
-    return MarketData(bars=bars, records=records,
-                      origin={t: origin for t in spec.tickers})
+    return MarketData(bars=bars, records=records, origin=origins)
+
+
+def sector_of(spec: SyntheticKnobs, ticker: str) -> int:
+    """The sector (0-based) of `ticker`: the tickers fill the sectors in contiguous blocks of ⌈n/sectors⌉."""
+    size = -(-len(spec.tickers) // spec.sectors)
+    return spec.tickers.index(ticker) // size
+
+
+def sector_returns(spec: SyntheticKnobs, dates: pd.DatetimeIndex, rng: np.random.Generator) -> pd.DataFrame:
+    """u_{k(i),t} per ticker i (columns) and day: each sector's N(0, sector_vol²) factor, shared within the sector."""
+    factors = spec.sector_vol * rng.standard_normal((len(dates), spec.sectors))
+    columns = [sector_of(spec, t) for t in spec.tickers]
+    return pd.DataFrame(factors[:, columns], index=dates, columns=spec.tickers)
 
 
 # The knobs are `SyntheticKnobs`' fields; config key checks (core.config_keys) and help() read this.

@@ -70,6 +70,8 @@ class SyntheticKnobs(_Knobs):
     market_alpha_vol: float = Field(default=0.001, ge=0, description="stationary std of the market's hidden alpha")
     alpha_persistence: float = Field(default=0.7, ge=0, lt=1, description="AR(1) coefficient of the alphas")
     channels: dict[str, Channel] = Field(default_factory=_default_channels)
+    sectors: int = Field(default=0, ge=0, description="sectors (0: none); tickers fill them in contiguous blocks")
+    sector_vol: float = Field(default=0.006, ge=0, description="daily std of each sector's factor return")
 
     @field_validator("channels", mode="after")
     @classmethod

@@ -3,6 +3,8 @@
 - Regime s_t: a Markov chain that stays with probability 1 − 1/`regime_days` and otherwise
   jumps to another regime chosen uniformly.
 - Market factor f_t ~ N(drift[s_t], vol[s_t]²): the common daily return.
+- Sector factors (when `sectors` > 0): u_{k,t} ~ N(0, sector_vol²) for sector k, shared by
+  the tickers of that sector (contiguous blocks of the ticker list: `sector_of`).
 - Alphas: AR(1) processes a_t = φ·a_{t−1} + √(1 − φ²)·σ·ε_t with stationary std σ, one per
   ticker (`alpha_vol`) and one for the whole market g_t (`market_alpha_vol`). The alpha of
   day t is the expected excess return of day t+1 from open to close: information about it
@@ -36,6 +38,8 @@ class Latent:
     """a_t per ticker (columns): each ticker's expected excess return for day t+1."""
     beta: pd.Series
     """Market beta per ticker."""
+    sector: pd.DataFrame | None = None
+    """The sector factor return of each ticker's sector per day (None: no sectors)."""
 
 
 def regime_path(rng: np.random.Generator, n: int, names: list[str], mean_days: float) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 For ticker i on day t (all returns simple, in fractions):
 - overnight gap: open_t = close_{t−1}·(1 + o_t), o_t ~ N(0, overnight_vol²);
-- intraday: close_t = open_t·(1 + r_t), r_t = β_i·(f_t + g_{t−1}) + a_{i,t−1} + idio_vol·ε_t;
+- intraday: close_t = open_t·(1 + r_t), r_t = β_i·(f_t + g_{t−1}) + u_{k(i),t} + a_{i,t−1} + idio_vol·ε_t,
+  with u the sector factor of ticker i's sector (0 without sectors);
 - high/low extend the open–close range by |N(0, (idio_vol/2)²)| on each side;
 - volume = base·exp(N(0, 0.3²))·(1 + 20·|r_t|), base per ticker.
 Starting prices are drawn in [20, 200].
@@ -23,6 +24,8 @@ def intraday_returns(knobs: SyntheticKnobs, latent: Latent, rng: np.random.Gener
     market = (latent.factor + latent.market_alpha.shift(1, fill_value=0.0)).to_numpy()[:, None]
     alpha = latent.alpha.shift(1, fill_value=0.0).to_numpy()
     returns = market * latent.beta.to_numpy()[None, :] + alpha + knobs.idio_vol * rng.standard_normal((n, k))
+    if latent.sector is not None:
+        returns = returns + latent.sector.to_numpy()
     return pd.DataFrame(np.clip(returns, -0.5, 0.5), index=latent.alpha.index, columns=latent.alpha.columns)
 
 
