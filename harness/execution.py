@@ -64,12 +64,15 @@ class EpisodeResult:
     `flows`: long format, one row per cash flow that is not a fill's price (FLOW_COLUMNS: fees,
     slippage, funding, liquidation fees; `amount` < 0 = paid), or None (the trading task: its
     fees are in `trades`).
+    `events`: liquidations and margin calls (futures), else None.
     """
 
     equity: pd.DataFrame
     trades: pd.DataFrame
     positions: pd.DataFrame | None = None
     flows: pd.DataFrame | None = None
+    events: pd.DataFrame | None = None
+    """Account events (EVENT_COLUMNS: liquidations, margin calls) of tasks that have them, else None."""
 
 
 @dataclass

@@ -73,6 +73,24 @@ def decision_row(entry: JournalEntry) -> dict:
     }
 
 
+def decision_events(result: RunResult, decisions: pd.DataFrame) -> pd.Series:
+    """Per decisions row, the account events of the bar its decision was filled on ("kind: detail; ..."), or None.
+
+    A decision of bar t is in force on bar t+1: an event of bar t+1 is written on the decision of bar t."""
+    text: dict[tuple, str] = {}
+    for key, episode in result.episodes.items():
+        if episode.events is None or episode.events.empty:
+            continue
+        stamps = episode.equity.index
+        for row in episode.events.itertuples():
+            i = stamps.get_loc(row.date)
+            if i > 0:
+                where = (key.framework, key.ticker, key.seed, stamps[i - 1])
+                text[where] = "; ".join(filter(None, [text.get(where), f"{row.kind}: {row.detail}"]))
+    keys = zip(decisions["framework"], decisions["ticker"], decisions["seed"], decisions["date"])
+    return pd.Series([text.get(k) for k in keys], index=decisions.index, dtype=object)
+
+
 def prices_frame(data: MarketData, tickers: list[str], start, end) -> pd.DataFrame:
     """Bars of the test window plus `LABEL_HORIZON_BARS` after it, long format."""
     parts = []
@@ -88,16 +106,21 @@ def prices_frame(data: MarketData, tickers: list[str], start, end) -> pd.DataFra
 
 def write_episodes(run_dir: Path, result: RunResult, data: MarketData, tickers: list[str],
                    start, end) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write equity.parquet, trades.csv, decisions.parquet and prices.parquet (and positions.parquet and
-    flows.parquet for tasks that keep them); return equity and trades."""
+    """Write equity.parquet, trades.csv, decisions.parquet and prices.parquet (and positions.parquet,
+    flows.parquet and events.csv for tasks that keep them); return equity and trades."""
     equity, trades = equity_frame(result), trades_frame(result)
     for part in ("positions", "flows"):
         frame = long_frame(result, part)
         if frame is not None:
             frame.to_parquet(run_dir / f"{part}.parquet", index=False)
+    events = long_frame(result, "events")
+    decisions = pd.DataFrame([decision_row(e) for e in result.decisions])
+    if events is not None:
+        events.to_csv(run_dir / "events.csv", index=False)
+        decisions["events"] = decision_events(result, decisions)
     equity.to_parquet(run_dir / "equity.parquet", index=False)
     trades.to_csv(run_dir / "trades.csv", index=False)
-    pd.DataFrame([decision_row(e) for e in result.decisions]).to_parquet(run_dir / "decisions.parquet", index=False)
+    decisions.to_parquet(run_dir / "decisions.parquet", index=False)
     prices_frame(data, tickers, start, end).to_parquet(run_dir / "prices.parquet", index=False)
     if result.overlay_records:
         overlays = pd.DataFrame(result.overlay_records)

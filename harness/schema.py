@@ -32,6 +32,9 @@ POSITION_COLUMNS = ["date", "instrument", "quantity", "mark", "weight"]
 FLOW_COLUMNS = ["date", "instrument", "kind", "amount"]
 """One cash flow: kind fee | slippage | funding | liquidation_fee; amount in currency units (< 0 = paid)."""
 
+EVENT_COLUMNS = ["date", "instrument", "kind", "detail"]
+"""One account event at a bar: kind liquidation | margin_call, and a one-line detail."""
+
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "equity.parquet": ("date", *EPISODE_KEYS, *EQUITY_COLUMNS),
     "decisions.parquet": (

@@ -87,7 +87,7 @@ class Calendar:
         """The calendar of bars stamped `index`: frequency = the median step, rounded to whole days when ≥ 1 day."""
         if len(index) < 2:
             return cls(DAY, session, decision_time)
-        step = pd.Timedelta(int(np.median(np.diff(index.asi8))), unit="ns")
+        step = pd.Timedelta(int(np.median(np.diff(index.as_unit("ns").asi8))), unit="ns")
         frequency = DAY if step >= pd.Timedelta(hours=20) else step
         return cls(frequency, session, decision_time)
 

@@ -16,12 +16,14 @@ from core.config_keys import typed_config
 from core.errors import ConfigError
 from harness.execution import ExecutionConfig
 from harness.tasks.base import Task
+from harness.tasks.futures import FuturesConfig, FuturesTask
 from harness.tasks.portfolio import PortfolioConfig, PortfolioTask
 from harness.tasks.trading import TradingTask
 
 TASKS: dict[str, tuple[type[Task], type[BaseModel]]] = {
     "trading": (TradingTask, ExecutionConfig),
     "portfolio": (PortfolioTask, PortfolioConfig),
+    "futures": (FuturesTask, FuturesConfig),
 }
 """Task name -> (task class, config model)."""
 

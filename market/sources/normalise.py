@@ -31,8 +31,9 @@ def _delimiter_hint(columns) -> str:
 def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
     """Canonical bars from a raw table with a date column and OHLCV columns (any case).
 
-    Unnamed index columns are dropped; dates are parsed (time of day discarded for daily
-    data); prices become float64. The result is validated (see `validate_bars`).
+    Unnamed index columns are dropped; dates are parsed (a UTC offset is converted to UTC;
+    the time of day is discarded for daily data — at most one bar per calendar day — and kept
+    for intraday bars); prices become float64. The result is validated (see `validate_bars`).
     """
     frame = raw.rename(columns=_canonical_name)
     frame = frame.loc[:, [c for c in frame.columns if not c.startswith("unnamed")]]
@@ -40,9 +41,7 @@ def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
     if date_column is None:
         raise DataError(f"{origin}: missing column date{_delimiter_hint(raw.columns)}")
     require_columns(frame.columns, origin)
-    dates = pd.to_datetime(frame[date_column], errors="coerce", format="mixed")
-    if dates.dt.tz is not None:
-        dates = dates.dt.tz_convert(None)
+    dates = pd.to_datetime(frame[date_column], errors="coerce", format="mixed", utc=True).dt.tz_convert(None)
     columns = list(BAR_COLUMNS) + (["adj_close"] if "adj_close" in frame.columns else [])
     values = {}
     for column in columns:
@@ -52,5 +51,7 @@ def normalise_bars(raw: pd.DataFrame, origin: str) -> pd.DataFrame:
             i = int(np.flatnonzero(unparsed.to_numpy())[0])
             raise DataError(f"{origin}: row {i + 1}: {column} is not a number ({frame[column].iloc[i]!r})")
         values[column] = numeric.to_numpy(dtype=float)
-    bars = pd.DataFrame(values, index=pd.DatetimeIndex(dates.dt.normalize(), name="date"))
+    days = dates.dt.normalize()
+    daily = not days.dropna().duplicated().any()
+    bars = pd.DataFrame(values, index=pd.DatetimeIndex(days if daily else dates, name="date"))
     return validate_bars(bars, origin)

@@ -15,6 +15,7 @@ date means midnight, i.e. before that day's open). A `MarketView` shows a record
 | `dividends`          | `ex_date` (date), `amount` (number ≥ 0)                                    |
 | `earnings_estimates` | `period_end` (date), `eps_estimate` (number), `revenue_estimate` (number), `analysts` (number ≥ 0) |
 | `macro`              | `series` (text), `period` (date the value refers to), `value` (number); `ticker` may be omitted |
+| `funding`            | `rate` (number in [-0.1, 0.1]: the perpetual's funding rate per funding interval, paid by longs when > 0); `available_at` is the funding time, in UTC |
 
 Fundamentals are one row per (ticker, statement, period_end, item); `available_at` is the
 filing date, so a restated period filed twice keeps both rows and a view sees the latest
@@ -69,10 +70,14 @@ SCHEMAS: dict[str, dict[str, Column]] = {
                            "revenue_estimate": Column("number", optional=True),
                            "analysts": Column("number", lo=0)},
     "macro": {"series": _TEXT, "period": Column("date"), "value": Column("number")},
+    "funding": {"rate": Column("number", lo=-0.1, hi=0.1)},
 }
 """Columns of each channel besides `ticker` and `available_at`."""
 
 CHANNELS = tuple(SCHEMAS)
+
+UTC_CHANNELS = ("funding",)
+"""Channels of 24/7 crypto markets, whose times are UTC like their bars (an offset is converted to UTC)."""
 
 
 def _fail(origin: str, row: int, field: str, what: str) -> DataError:
@@ -89,8 +94,8 @@ def _present(value: object) -> bool:
     return not (value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == "")
 
 
-def _parse_time(value: object, origin: str, row: int, field: str) -> pd.Timestamp:
-    """One timestamp in naive exchange time (an offset is converted to America/New_York)."""
+def _parse_time(value: object, origin: str, row: int, field: str, tz: str = EXCHANGE_TZ) -> pd.Timestamp:
+    """One timestamp in naive `tz` time (an offset is converted to `tz`: America/New_York by default)."""
     if not _present(value):
         raise _fail(origin, row, field, "missing")
     try:
@@ -99,10 +104,10 @@ def _parse_time(value: object, origin: str, row: int, field: str) -> pd.Timestam
         raise _fail(origin, row, field, f"not a date/time ({value!r})") from None
     if stamp is pd.NaT:
         raise _fail(origin, row, field, "missing")
-    return stamp.tz_convert(EXCHANGE_TZ).tz_localize(None) if stamp.tzinfo is not None else stamp
+    return stamp.tz_convert(tz).tz_localize(None) if stamp.tzinfo is not None else stamp
 
 
-def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool) -> pd.Series:
+def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool, tz: str = EXCHANGE_TZ) -> pd.Series:
     """Timestamps of `values`; a date-only field keeps the calendar day."""
     if pd.api.types.is_datetime64_dtype(values.dtype):
         row = _first(values.isna().to_numpy())
@@ -110,7 +115,7 @@ def _parse_times(values: pd.Series, origin: str, field: str, day_only: bool) -> 
             raise _fail(origin, row, field, "missing")
         stamps = pd.DatetimeIndex(values).astype("datetime64[ns]")
     else:
-        stamps = pd.DatetimeIndex([_parse_time(v, origin, i + 1, field) for i, v in enumerate(values)],
+        stamps = pd.DatetimeIndex([_parse_time(v, origin, i + 1, field, tz) for i, v in enumerate(values)],
                                   dtype="datetime64[ns]")
     return pd.Series(stamps.normalize() if day_only else stamps, index=values.index)
 
@@ -172,7 +177,8 @@ def validate_records(raw: pd.DataFrame, channel: str, origin: str) -> pd.DataFra
     for name, spec in schema.items():
         values = frame[name]
         if spec.kind in ("date", "timestamp"):
-            out[name] = _parse_times(values, origin, name, day_only=spec.kind == "date")
+            tz = "UTC" if channel in UTC_CHANNELS else EXCHANGE_TZ
+            out[name] = _parse_times(values, origin, name, day_only=spec.kind == "date", tz=tz)
         elif spec.kind == "number":
             out[name] = _parse_numbers(values, origin, name, spec)
         else:

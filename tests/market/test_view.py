@@ -71,3 +71,37 @@ def test_view_hands_out_copies():
     bars = view.bars("AAA")
     bars["close"] *= 0
     assert view.last_close("AAA") == BARS["close"].iloc[20]
+
+
+MINUTES = pd.DatetimeIndex(pd.Timestamp("2024-03-01 23:00") + pd.Timedelta(minutes=1) * pd.RangeIndex(1, 181), name="date")
+"""Three hours of 24/7 minute bars stamped at their close, across midnight."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(asof_i=st.integers(0, len(MINUTES) - 1), seed=st.integers(0, 10_000), delete=st.booleans())
+def test_on_intraday_bars_data_after_the_stamp_changes_nothing_read_through_the_view(asof_i, seed, delete):
+    """The same property on minute bars: the cutoff is the bar's stamp, so news one minute later is future data."""
+    from market.calendar import Calendar
+
+    rng = np.random.default_rng(seed)
+    bars = random_bars(len(MINUTES)).set_axis(MINUTES)
+    stamps = MINUTES[rng.integers(0, len(MINUTES), 60)] + pd.to_timedelta(rng.integers(-59, 60, 60), unit="s")
+    stamps = stamps.append(pd.DatetimeIndex([MINUTES[0] - pd.Timedelta(hours=1)]))  # one record always visible
+    news = pd.DataFrame({"ticker": "AAA", "available_at": stamps, "headline": [f"h{i}" for i in range(61)]})
+    calendar = Calendar(pd.Timedelta(minutes=1), "24/7")
+    asof = MINUTES[asof_i]
+    before = read_everything(MarketView(MarketData(bars={"AAA": bars}, records={"news": news}, calendar=calendar), asof))
+    future_bar, future_news = bars.index > asof, news["available_at"] > asof
+    if delete:
+        bars2, news2 = bars.loc[~future_bar], news.loc[~future_news]
+    else:
+        bars2, news2 = bars.copy(), news.copy()
+        bars2.loc[future_bar, ["open", "high", "low", "close"]] *= 1.7
+        news2.loc[future_news, "headline"] = "perturbed"
+    after = read_everything(MarketView(MarketData(bars={"AAA": bars2}, records={"news": news2}, calendar=calendar), asof))
+    for first, second in zip(before, after):
+        if isinstance(first, pd.DataFrame):
+            pd.testing.assert_frame_equal(first.reset_index(drop=True), second.reset_index(drop=True))
+        else:
+            assert first == second
+    assert (before[3]["available_at"] <= asof).all()
