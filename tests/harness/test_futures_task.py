@@ -12,7 +12,12 @@ from frameworks.base import TradingFramework
 from frameworks.baselines.futures_rules import ConstantLeverage, TrendFollowing
 from harness.journal import Journal
 from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
-from harness.tasks.futures import FuturesConfig, FuturesSimulator, FuturesTask, funding_rates
+from harness.tasks.futures import (
+    FuturesConfig,
+    FuturesSimulator,
+    FuturesTask,
+    funding_rates,
+)
 from market.calendar import Calendar
 from market.data import MarketData
 from market.decision import Action, Decision, DecisionContext
