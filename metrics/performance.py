@@ -2,8 +2,9 @@
 
 Every function takes per-period simple returns ``r_t = V_t / V_{t-1} - 1`` of an equity
 curve ``V_0 .. V_T`` (so T = number of return periods) and the number of periods per year
-``P`` (``periods_per_year``, 252 for daily bars; it is a parameter everywhere so intraday or
-crypto calendars work unchanged). Missing returns (NaN, e.g. a day the series has a gap) are
+``P`` (``periods_per_year``, from the data's calendar, ``market.calendar``: 252 for daily
+exchange bars, 365 for daily 24/7 bars, 525,600 for 24/7 minute bars; it is a parameter
+everywhere so intraday or crypto calendars work unchanged). Missing returns (NaN, e.g. a day the series has a gap) are
 dropped before anything is computed, so T counts the observed periods only (empyrical's
 ``annual_return`` counts the missing day in T).
 

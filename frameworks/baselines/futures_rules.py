@@ -57,4 +57,6 @@ class TrendFollowing(TradingFramework):
             if context.ticker not in latest or context.date > latest[context.ticker].date:
                 latest[context.ticker] = context
         tables = {t: self.targets(c.view.bars(t)["close"]) for t, c in latest.items()}
-        return [Decision(target=float(tables[c.ticker].loc[c.date])) for c in batch]
+        rows = {t: table.index.get_indexer([c.date for c in batch if c.ticker == t]) for t, table in tables.items()}
+        values = {t: iter(table.to_numpy()[rows[t]].tolist()) for t, table in tables.items()}
+        return [Decision(target=next(values[c.ticker])) for c in batch]

@@ -28,15 +28,16 @@ def closes(context: DecisionContext, lookback: int | None = None) -> pd.DataFram
     return pd.DataFrame({name: context.view.bars(name, lookback=lookback)["close"] for name in context.instruments})
 
 
-def as_decision(row: pd.Series, pool: tuple[str, ...] | None) -> Decision:
-    """Weights of one bar, restricted to `pool` and renormalised to the same invested fraction; the rest is cash."""
-    invested = float(row.sum())
-    if pool is not None:
-        row = row[row.index.isin(pool)]
-    kept = float(row.sum())
-    if kept <= 0 or invested <= 0:
+def as_decision(names: list[str], row: list[float], pool: tuple[str, ...] | None) -> Decision:
+    """Weights `row` of the instruments `names` at one bar, restricted to `pool` and renormalised to the
+    same invested fraction; the rest is cash."""
+    invested = sum(row)
+    members = set(pool) if pool is not None else None
+    kept = {n: w for n, w in zip(names, row) if w > 0 and (members is None or n in members)}
+    total = sum(kept.values())
+    if total <= 0 or invested <= 0:
         return Decision(weights={CASH: 1.0})
-    weights = {str(name): float(w) * invested / kept for name, w in row.items() if w > 0}
+    weights = {name: w * invested / total for name, w in kept.items()}
     weights[CASH] = 1.0 - sum(weights.values())
     return Decision(weights=weights)
 
@@ -66,7 +67,11 @@ class WeightRule(TradingFramework):
             if context.ticker not in latest or context.date > latest[context.ticker].date:
                 latest[context.ticker] = context
         tables = {name: self.weights(closes(context)) for name, context in latest.items()}
-        return [as_decision(tables[c.ticker].loc[c.date], c.pool) for c in batch]
+        rows = {name: table.index.get_indexer([c.date for c in batch if c.ticker == name])
+                for name, table in tables.items()}
+        values = {name: iter(table.to_numpy()[rows[name]].tolist()) for name, table in tables.items()}
+        names = {name: [str(n) for n in table.columns] for name, table in tables.items()}
+        return [as_decision(names[c.ticker], next(values[c.ticker]), c.pool) for c in batch]
 
 
 class EqualWeight(WeightRule):

@@ -134,6 +134,7 @@ class FuturesSimulator:
         self.config, self.ticker = config, ticker
         self._bars = bars[["open", "high", "low", "close"]].to_numpy(dtype=float)
         self._dates = bars.index
+        self._stamps = bars.index.as_unit("ns").asi8
         self._rate_times, self._rates = pd.DatetimeIndex(rates.index).as_unit("ns").asi8, rates.to_numpy(dtype=float)
         self._funding_step = pd.Timedelta(hours=config.funding_hours).value
         self._i = 0
@@ -239,7 +240,7 @@ class FuturesSimulator:
 
     def _pay_funding(self, mark: float) -> None:
         """Funding of every funding time in (previous stamp, this stamp] (module docstring, step 4)."""
-        lo, hi = self._dates[self._i - 1].value, self._dates[self._i].value
+        lo, hi = int(self._stamps[self._i - 1]), int(self._stamps[self._i])
         step = self._funding_step
         first = (lo // step + 1) * step
         for tau in range(first, hi + 1, step):

@@ -23,8 +23,14 @@ def test_embedded_tickers_load_and_share_the_quick_window():
 
 
 def test_every_embedded_ticker_is_valid():
-    data = load_embedded(list(EMBEDDED_TICKERS))
-    assert set(data.tickers) == set(EMBEDDED_TICKERS)
+    stocks = [t for t in EMBEDDED_TICKERS if t != "BTC_15M"]
+    assert set(load_embedded(stocks).tickers) == set(stocks)
+    assert load_embedded(["BTC_15M"]).tickers == ["BTC_15M"]
+
+
+def test_bitcoin_and_stocks_are_not_one_market():
+    with pytest.raises(ConfigError, match="^tickers: BTC_15M trade 24/7 and the others on an exchange calendar"):
+        load_embedded(["BTC_15M", "NVDA"])
 
 
 def test_unknown_embedded_ticker_names_the_known_ones():
