@@ -85,7 +85,7 @@ class Decision(BaseModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> "Decision":
-        if sum(value is not None for value in (self.action, self.target, self.weights)) != 1:
+        if (self.action is not None) + (self.target is not None) + (self.weights is not None) != 1:
             raise ValueError("a Decision sets exactly one of `action`, `target` or `weights`")
         return self
 

@@ -12,7 +12,8 @@ at every close equity = W. Per bar i, with open o, high, low, close c (stamp t_i
    is liquidated at o (step 3's rule at the open);
 2. fill (the decision of bar i−1): with E = W, κ = s + f(1 ± s) (s = slippage_bps/1e4,
    f = taker_bps/1e4, or maker_bps with `order_type: maker`), the target notional N solves
-   N = L·(E − κ·|N − q·o|) (the leverage after costs is L; fixed-point iteration), and
+   N = L·(E − κ·|N − q·o|) (the leverage after costs is L; solved in closed form on each side,
+   `target_notional`), and
    q' = N / o. The fill price is o·(1 ± s); the fee is f·|Δq|·o(1 ± s); both are paid from W;
 3. liquidation: at the bar's worst price for the position, w = low (long) or high (short), the
    equity is E_w = W + q·(w − m). When E_w < mmr·|q|·w (the maintenance margin), the position
@@ -54,7 +55,6 @@ FUTURES_EQUITY_COLUMNS = [*EQUITY_COLUMNS, "margin", "leverage", "funding"]
 FUNDING_CHANNEL = "funding"
 """The record channel of funding rates: ticker, available_at (the funding time), rate."""
 
-FIXED_POINT_STEPS = 60
 
 
 class FuturesConfig(BaseModel):
@@ -125,6 +125,17 @@ def funding_rates(data: MarketData, ticker: str) -> pd.Series:
     return rates
 
 
+def target_notional(leverage: float, equity: float, held: float, kappa_buy: float, kappa_sell: float) -> float:
+    """N solving N = L·(E − κ·|N − h|), κ = κ_buy when N > h else κ_sell (step 2 of the module docstring):
+    N = L(E + κ_buy·h)/(1 + L·κ_buy) if that is above h, else N = L(E − κ_sell·h)/(1 − L·κ_sell) if that is
+    below h, else h (no trade). The map is a contraction (|L|·κ < 1), so its one fixed point is the one found."""
+    buy = leverage * (equity + kappa_buy * held) / (1 + leverage * kappa_buy)
+    if buy > held:
+        return buy
+    sell = leverage * (equity - kappa_sell * held) / (1 - leverage * kappa_sell)
+    return min(sell, held)
+
+
 class FuturesSimulator:
     """Steps one perpetual's account bar by bar (the accounting of the module docstring)."""
 
@@ -189,7 +200,7 @@ class FuturesSimulator:
         margin = abs(self._q) * close / self.config.max_leverage
         called = self._q != 0 and self._wallet < margin
         if called and not self._called:
-            self._events.append((self._dates[self._i], self.ticker, "margin_call",
+            self._events.append((int(self._stamps[self._i]), self.ticker, "margin_call",
                                  f"equity {self._wallet:.2f} below the initial margin {margin:.2f}"))
         self._called = called
         self._mark()
@@ -205,14 +216,7 @@ class FuturesSimulator:
         if equity <= 0:
             return
         held = self._q * price
-        notional = leverage * equity
-        for _ in range(FIXED_POINT_STEPS):
-            kappa = s + f * (1 + s) if notional > held else s + f * (1 - s)
-            step = leverage * (equity - kappa * abs(notional - held))
-            if abs(step - notional) <= 1e-13 * equity:
-                notional = step
-                break
-            notional = step
+        notional = target_notional(leverage, equity, held, s + f * (1 + s), s + f * (1 - s))
         delta = notional / price - self._q
         if abs(delta) * price <= 1e-12 * equity:
             return
@@ -222,18 +226,18 @@ class FuturesSimulator:
         slip = abs(delta) * abs(fill - price)
         self._wallet -= slip + fee
         self._q += delta
-        date = self._dates[self._i]
-        self._trades.append((date, "BUY" if buying else "SELL", abs(delta), fill, abs(delta) * fill, fee, self.ticker))
-        self._flows.append((date, self.ticker, "fee", -fee))
+        i = int(self._stamps[self._i])
+        self._trades.append((i, "BUY" if buying else "SELL", abs(delta), fill, abs(delta) * fill, fee, self.ticker))
+        self._flows.append((i, self.ticker, "fee", -fee))
         if slip > 0:
-            self._flows.append((date, self.ticker, "slippage", -slip))
+            self._flows.append((i, self.ticker, "slippage", -slip))
 
     def _liquidate(self, price: float) -> None:
         fee = min(self.config.liquidation_bps / 1e4 * abs(self._q) * price, max(self._wallet, 0.0))
-        date = self._dates[self._i]
-        self._trades.append((date, "LIQUIDATION", abs(self._q), price, abs(self._q) * price, fee, self.ticker))
-        self._flows.append((date, self.ticker, "liquidation_fee", -fee))
-        self._events.append((date, self.ticker, "liquidation",
+        i = int(self._stamps[self._i])
+        self._trades.append((i, "LIQUIDATION", abs(self._q), price, abs(self._q) * price, fee, self.ticker))
+        self._flows.append((i, self.ticker, "liquidation_fee", -fee))
+        self._events.append((i, self.ticker, "liquidation",
                              f"{self._q:+.6g} contracts closed at {price:.6g}, fee {fee:.2f}"))
         self._wallet -= fee
         self._q = 0.0
@@ -250,7 +254,7 @@ class FuturesSimulator:
             if paid != 0:
                 self._wallet -= paid
                 self._funding += paid
-                self._flows.append((pd.Timestamp(tau), self.ticker, "funding", -paid))
+                self._flows.append((tau, self.ticker, "funding", -paid))
 
     def _mark(self) -> None:
         close = self._bars[self._i, 3]
@@ -267,6 +271,12 @@ class FuturesSimulator:
                                   "mark": self._bars[:n, 3],
                                   "weight": (equity["position"] * self._bars[:n, 3] / equity["equity"]).to_numpy()},
                                  columns=POSITION_COLUMNS)
-        return EpisodeResult(equity=equity, trades=pd.DataFrame(self._trades, columns=MULTI_TRADE_COLUMNS),
-                             positions=positions, flows=pd.DataFrame(self._flows, columns=FLOW_COLUMNS),
-                             events=pd.DataFrame(self._events, columns=EVENT_COLUMNS))
+        return EpisodeResult(equity=equity, trades=self._dated(self._trades, MULTI_TRADE_COLUMNS), positions=positions,
+                             flows=self._dated(self._flows, FLOW_COLUMNS), events=self._dated(self._events, EVENT_COLUMNS))
+
+    def _dated(self, rows: list[tuple], columns: list[str]) -> pd.DataFrame:
+        """`rows` whose first value is a time in ns since the epoch (cheaper to keep per bar than a Timestamp),
+        as a frame with that time as `date`, of the bars' resolution."""
+        frame = pd.DataFrame(rows, columns=columns)
+        stamps = pd.to_datetime(frame["date"].to_numpy(dtype="int64"), unit="ns").as_unit(self._dates.unit)
+        return frame.assign(date=stamps)
