@@ -42,7 +42,14 @@ from harness.journal import Journal, journal_lock
 from harness.overlay import OverlayConfig
 from harness.resources import run_resources
 from harness.run_directory import load_run, write_episodes
-from harness.runner import EpisodeRunner, FrameworkEntry, RunResult, RunSpec, ToolsetFactory, warn_on_stderr
+from harness.runner import (
+    EpisodeRunner,
+    FrameworkEntry,
+    RunResult,
+    RunSpec,
+    ToolsetFactory,
+    warn_on_stderr,
+)
 from harness.schema import REPLAY_DIRECTORY
 from harness.tasks.registry import build_task, check_frameworks_take
 from market.anonymise import AnonymisedMarket, anonymise
