@@ -9,12 +9,13 @@ Discrete mode (the AlphaQuanter rules, the default):
 - BUY adds floor(κ·cash / p) shares, κ = `buy_fraction` = 0.9, p = fill price incl. slippage;
 - SELL closes the whole position; HOLD does nothing; long-only.
 Target mode: a decision's `target` is the desired exposure in [-max_leverage, max_leverage];
-shorts only when `allow_short`. With E = cash + shares·p the equity at the unslipped price p,
-p_f the fill price on the side of the trade (p moved by the slippage) and f = fee_bps/1e4, the
-position is moved to n = floor(|target|·E / (p_f·(1 + f))) shares with the sign of the target:
-sized at the price it is filled at, commission included, so a long target of 1 never leaves
-negative cash. A trade that this sizing would turn around (a small buy sized below the current
-position) is not made.
+shorts only when `allow_short`. With E = cash + shares·p the equity at the unslipped price p and
+p_f the fill price on the side of the trade (p moved by the slippage), the position is moved to
+n = floor(|target|·E / p_f) shares with the sign of the target: sized at the price it is filled
+at. A buy towards a target of at most 1 is also capped at what the cash pays, commission
+f = fee_bps/1e4 included: n ≤ shares + floor(cash / (p_f·(1 + f))), so such a target never leaves
+negative cash (targets above 1 borrow by design). A trade that this sizing would turn around (a
+small buy sized below the current position) is not made.
 
 Costs: slippage moves the fill price against the trader by `slippage_bps`; the commission is
 `fee_bps` of the traded notional, paid in cash (10 bps = the paper's 0.1 % per side).
@@ -176,7 +177,10 @@ class Simulator:
         equity = max(self._cash + self._shares * price, 0.0)
         buying = target * equity / price > self._shares
         fill_price = self._slipped(price, buying=buying)
-        shares = math.copysign(math.floor(abs(target) * equity / (fill_price * (1 + config.fee_bps / 1e4))), target)
+        shares = math.copysign(math.floor(abs(target) * equity / fill_price), target)
+        if buying and target <= 1:
+            affordable = self._shares + math.floor(max(self._cash, 0.0) / (fill_price * (1 + config.fee_bps / 1e4)))
+            shares = min(shares, affordable)
         return max(shares, self._shares) if buying else min(shares, self._shares)
 
 

@@ -66,14 +66,24 @@ def test_target_mode_goes_short_within_leverage_cap():
 
 
 def test_target_mode_sizes_at_the_slipped_price_with_the_fee():
-    """A target of 1 buys floor(E / (p(1+s)(1+f))) shares: 1000 / (10·1.01·1.001) = 98.9 -> 98,
-    and cash stays non-negative (sizing at the unslipped 10 bought 100 and overdrew cash)."""
+    """A target of 1 sizes at the slipped price, floor(1000 / 10.1) = 99 shares, capped at what cash pays with
+    the fee, floor(1000 / (10.1·1.001)) = 98: cash stays non-negative (sizing at the unslipped 10 bought 100
+    and overdrew cash)."""
     bars = bars_from([10, 10], [10, 10])
     config = ExecutionConfig(initial_cash=1000, mode="target", fee_bps=10, slippage_bps=100)
     result = simulate(bars, [Decision(target=1.0), Decision(target=1.0)], config)
     assert result.equity["position"].tolist() == [0, 98]
     assert result.equity["cash"].iloc[-1] == pytest.approx(1000 - 98 * 10.1 * 1.001)
     assert result.equity["cash"].iloc[-1] >= 0
+
+
+def test_target_mode_below_one_pays_the_fee_from_the_cash_left():
+    """A target of 0.95 at a fill of 100 buys floor(0.95·10000/100) = 95 shares; the fee comes out of the 5 % left."""
+    bars = bars_from([100, 100], [100, 100])
+    result = simulate(bars, [Decision(target=0.95), Decision(target=0.95)],
+                      ExecutionConfig(initial_cash=10_000, mode="target", fee_bps=10))
+    assert result.equity["position"].tolist() == [0, 95]
+    assert result.equity["cash"].iloc[-1] == pytest.approx(10_000 - 9_500 - 9.5)
 
 
 def test_target_mode_without_shorts_floors_at_flat():
