@@ -33,6 +33,13 @@ def smoke_dir(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_the_smoke_suite_metrics_are_byte_for_byte_those_before_tasks(smoke_dir):
+    """The trading task on the task interface (harness/tasks) changed no result: tests/support/smoke_metrics.csv
+    is the smoke suite's metrics.csv as the runner wrote it before tasks existed."""
+    assert (smoke_dir / "metrics.csv").read_bytes() == (ROOT / "tests" / "support" / "smoke_metrics.csv").read_bytes()
+
+
+@pytest.mark.slow
 def test_smoke_suite_writes_every_output(smoke_dir):
     for name in ("metrics.csv", "summary.md", "equity.parquet", "trades.csv", "decisions.parquet",
                  "prices.parquet", "journal.sqlite", "run.json", ".hydra/config.yaml", "viewer/index.html"):
