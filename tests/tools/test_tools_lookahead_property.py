@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from market.calendar import Calendar
 from market.data import MarketData
 from market.synthetic import generate_market
 from market.view import MarketView
@@ -76,10 +77,10 @@ def _perturb_records(frame: pd.DataFrame, cutoff: pd.Timestamp, rng: np.random.G
     return pd.concat([out.loc[keep], echoes]).sort_values("available_at", kind="stable").reset_index(drop=True)
 
 
-def perturbed_after(data: MarketData, asof: pd.Timestamp, seed: int) -> MarketData:
-    """`data` with everything after `asof` (bars) or its cutoff (records) rewritten."""
+def perturbed_after(data: MarketData, asof: pd.Timestamp, seed: int, cutoff: pd.Timestamp | None = None) -> MarketData:
+    """`data` with everything after `asof` (bars) or `cutoff` (records; default: the view's cutoff) rewritten."""
     rng = np.random.default_rng(seed)
-    cutoff = MarketView(data, asof).cutoff
+    cutoff = MarketView(data, asof).cutoff if cutoff is None else cutoff
     return MarketData(bars={t: _perturb_bars(f, asof, rng) for t, f in data.bars.items()},
                       records={c: _perturb_records(f, cutoff, rng) for c, f in data.records.items()},
                       origin=data.origin, calendar=data.calendar)
@@ -124,3 +125,27 @@ def test_the_comparison_sees_a_change_at_the_view_date():
                             ("get_news_data", {"ticker": "AAA", "lookback_days": 30})):
         assert (ToolSet(MarketView(changed, asof)).call(name, arguments)
                 != ToolSet(MarketView(BASE, asof)).call(name, arguments))
+
+
+OPEN = pd.Timedelta(hours=9, minutes=30)
+INTRADAY = MarketData(bars={t: f.set_axis(f.index + OPEN) for t, f in BASE.bars.items()}, records=BASE.records,
+                      origin=BASE.origin, calendar=Calendar(pd.Timedelta(hours=1), "exchange"))
+"""The same market on an intraday calendar, each bar stamped 09:30: its cutoff is 09:30 itself, so the
+day's records published between 09:30 and 16:00 are future data to a decision on that bar."""
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+def test_on_intraday_bars_data_after_the_bar_never_changes_a_tool(name):
+    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(calls(name))
+    def check(call):
+        day, arguments, seed = call
+        asof = day + OPEN
+        honest = ToolSet(MarketView(INTRADAY, asof))
+        # records after the bar's own stamp are rewritten, whatever the view's cutoff: a view that still
+        # used date + 16:00 on this bar would read the rewritten 09:30 .. 16:00 records
+        tampered = ToolSet(MarketView(perturbed_after(INTRADAY, asof, seed, cutoff=asof), asof))
+        assert tampered.call(name, arguments) == honest.call(name, arguments)
+        assert "LEAKED" not in honest.records[0].model_dump_json()
+
+    check()
