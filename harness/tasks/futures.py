@@ -141,7 +141,7 @@ class FuturesSimulator:
 
     def __init__(self, bars: pd.DataFrame, rates: pd.Series, config: FuturesConfig, ticker: str = ""):
         if bars.empty:
-            raise ConfigError("cannot simulate an empty window")
+            raise ValueError("cannot simulate an empty window")
         self.config, self.ticker = config, ticker
         self._bars = bars[["open", "high", "low", "close"]].to_numpy(dtype=float)
         self._dates = bars.index
@@ -177,7 +177,7 @@ class FuturesSimulator:
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
         if self.done:
-            raise ConfigError("the episode is over: every bar already has a decision")
+            raise RuntimeError("the episode is over: every bar already has a decision")
         self._i += 1
         if self.done:
             return
@@ -189,7 +189,7 @@ class FuturesSimulator:
         if decision.target is not None:
             self._fill(decision.target, open_)
         elif decision.action is not Action.HOLD:
-            raise ConfigError(f"the futures task takes a target leverage or HOLD, got {decision.action}")
+            raise ValueError(f"the futures task takes a target leverage or HOLD, got {decision.action}")
         if self._q != 0:
             worst = low if self._q > 0 else high
             if self._wallet + self._q * (worst - self._settle) < self.config.maintenance_margin * abs(self._q) * worst:

@@ -157,7 +157,7 @@ class PortfolioSimulator:
 
     def __init__(self, bars: dict[str, pd.DataFrame], times: pd.DatetimeIndex, config: PortfolioConfig):
         if len(times) == 0:
-            raise ConfigError("cannot simulate an empty window")
+            raise ValueError("cannot simulate an empty window")
         self.config = config
         self.instruments = tuple(bars)
         self._column = {name: j for j, name in enumerate(self.instruments)}
@@ -191,7 +191,7 @@ class PortfolioSimulator:
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
         if self.done:
-            raise ConfigError("the episode is over: every bar already has a decision")
+            raise RuntimeError("the episode is over: every bar already has a decision")
         self._i += 1
         if self.done:
             return
@@ -200,7 +200,7 @@ class PortfolioSimulator:
             prices = self._open[self._i] if self.config.fill == "next_open" else self._close[self._i]
             self._rebalance(self._weights(decision.weights), prices)
         elif decision.action is not Action.HOLD:
-            raise ConfigError(f"the portfolio task takes weights or HOLD, got {decision.action}")
+            raise ValueError(f"the portfolio task takes weights or HOLD, got {decision.action}")
         self._mark()
 
     def _weights(self, weights: dict[str, float]) -> np.ndarray:
