@@ -31,6 +31,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.bar_cursor import BarCursor
 from harness.schema import EQUITY_COLUMNS, TRADE_COLUMNS
 from market.decision import Action, Decision
 from market.portfolio import PortfolioState
@@ -77,7 +78,7 @@ class EpisodeResult:
 
 
 @dataclass
-class Simulator:
+class Simulator(BarCursor):
     """Steps one episode bar by bar; `submit` takes the decision of the current bar.
 
     The state between calls is the portfolio at the close of the current bar, which is what a
@@ -102,14 +103,6 @@ class Simulator:
         self._mark()
 
     @property
-    def done(self) -> bool:
-        return self._i >= len(self._dates)
-
-    @property
-    def date(self) -> pd.Timestamp:
-        return self._dates[self._i]
-
-    @property
     def fill_price(self) -> float | None:
         """The price (before slippage) at which the current bar's decision will fill; None on the last bar."""
         if self._i + 1 >= len(self._dates):
@@ -122,11 +115,8 @@ class Simulator:
 
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
-        if self.done:
-            raise RuntimeError("the episode is over: every bar already has a decision")
         price = self.fill_price
-        self._i += 1
-        if price is None:
+        if not self._advance():
             return
         self._fill(decision, price)
         self._mark()

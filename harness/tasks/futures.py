@@ -41,6 +41,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import ConfigError, DataError
+from harness.bar_cursor import BarCursor
 from harness.execution import EpisodeResult
 from harness.schema import EQUITY_COLUMNS, EVENT_COLUMNS, FLOW_COLUMNS, POSITION_COLUMNS
 from harness.tasks.base import Episode, Task
@@ -136,7 +137,7 @@ def target_notional(leverage: float, equity: float, held: float, kappa_buy: floa
     return min(sell, held)
 
 
-class FuturesSimulator:
+class FuturesSimulator(BarCursor):
     """Steps one perpetual's account bar by bar (the accounting of the module docstring)."""
 
     def __init__(self, bars: pd.DataFrame, rates: pd.Series, config: FuturesConfig, ticker: str = ""):
@@ -161,14 +162,6 @@ class FuturesSimulator:
         self._mark()
 
     @property
-    def done(self) -> bool:
-        return self._i >= len(self._dates)
-
-    @property
-    def date(self) -> pd.Timestamp:
-        return self._dates[self._i]
-
-    @property
     def portfolio(self) -> PortfolioState:
         close = self._bars[self._i, 3]
         return PortfolioState(cash=self._wallet, positions={self.ticker: self._q}, marks={self.ticker: close},
@@ -176,10 +169,7 @@ class FuturesSimulator:
 
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
-        if self.done:
-            raise RuntimeError("the episode is over: every bar already has a decision")
-        self._i += 1
-        if self.done:
+        if not self._advance():
             return
         open_, high, low, close = self._bars[self._i]
         self._funding = 0.0

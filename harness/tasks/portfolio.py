@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.errors import ConfigError
 from harness.decision_checks import CASH
+from harness.bar_cursor import BarCursor
 from harness.execution import EpisodeResult
 from harness.schema import EQUITY_COLUMNS, FLOW_COLUMNS, POSITION_COLUMNS, TRADE_COLUMNS
 from harness.tasks.base import Episode, Task
@@ -152,7 +153,7 @@ class PortfolioTask(Task):
         return PortfolioSimulator(bars, episode.times, self.config)
 
 
-class PortfolioSimulator:
+class PortfolioSimulator(BarCursor):
     """Steps one portfolio episode bar by bar (the accounting of the module docstring)."""
 
     def __init__(self, bars: dict[str, pd.DataFrame], times: pd.DatetimeIndex, config: PortfolioConfig):
@@ -175,14 +176,6 @@ class PortfolioSimulator:
         self._mark()
 
     @property
-    def done(self) -> bool:
-        return self._i >= len(self._dates)
-
-    @property
-    def date(self) -> pd.Timestamp:
-        return self._dates[self._i]
-
-    @property
     def portfolio(self) -> PortfolioState:
         close = self._close[self._i]
         return PortfolioState(cash=self._cash, positions=dict(zip(self.instruments, self._q.tolist())),
@@ -190,10 +183,7 @@ class PortfolioSimulator:
 
     def submit(self, decision: Decision) -> None:
         """Take the decision of the current bar: fill it on the next bar, then advance."""
-        if self.done:
-            raise RuntimeError("the episode is over: every bar already has a decision")
-        self._i += 1
-        if self.done:
+        if not self._advance():
             return
         self._turnover = 0.0
         if decision.weights is not None:
