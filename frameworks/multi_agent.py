@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from llm_backends.configs import load_engine
 from llm_backends.engine import ChatEngine
@@ -44,6 +45,10 @@ class MultiAgentDebate(TradingFramework):
         self.quick_engine = build_engine(self.settings.quick)
         same = (self.settings.deep.llm, self.settings.deep.overrides) == (self.settings.quick.llm, self.settings.quick.overrides)
         self.deep_engine = self.quick_engine if same else build_engine(self.settings.deep)
+        if self.settings.first_tool_call == "required" and getattr(self.quick_engine, "tokenizer", None) is None:
+            raise ConfigError(f"first_tool_call: 'required' decodes the analysts' first turn under a tool-call grammar, "
+                              f"which needs a local engine's tokenizer; quick.llm {self.settings.quick.llm!r} "
+                              f"({self.quick_engine.engine_id}) has none: set first_tool_call: auto")
         self.pipeline = DebatePipeline(self.settings, self.quick_engine, self.deep_engine)
         self.stateful = self.settings.memory
         self.stochastic = self.settings.quick.temperature > 0 or self.settings.deep.temperature > 0

@@ -5,8 +5,8 @@
 `invalid_tool_calls` the blocks that did not parse, `usage_metadata` the token counts and
 `response_metadata` the model, finish reason, latency, cache flag and reused prompt tokens.
 `llm.bind(grammar=...)` constrains the answers of that binding (llguidance Lark text, e.g.
-`llm_backends.grammar.json_schema_grammar(schema)`), whatever sampling parameters a run sets
-on the model. `bind_tools` accepts LangChain tools (`@tool`, `StructuredTool`), pydantic
+`llm_backends.grammar.json_schema_grammar(schema)`), and `llm.bind(max_new_tokens=...)` sets
+its budget, whatever other sampling parameters a run sets on the model. `bind_tools` accepts LangChain tools (`@tool`, `StructuredTool`), pydantic
 classes, functions and JSON schemas, so `with_structured_output` works too. A call whose result carries an `error` (an HTTP engine's
 failed request) raises `LLMCallFailed` with that error, as `ChatOpenAI` raises the `openai`
 SDK's errors, so LangChain's `with_retry`/`with_fallbacks` and LangGraph see a failure, not an
@@ -31,6 +31,10 @@ from pydantic import ConfigDict, Field
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import tool_names
 from llm_backends.types import ChatResult, SamplingParams
+
+
+BOUND_PARAMS = ("grammar", "max_new_tokens")
+"""Sampling parameters a binding may set (`llm.bind(grammar=..., max_new_tokens=...)`) over the run's own."""
 
 
 class LLMCallFailed(RuntimeError):
@@ -101,8 +105,9 @@ class EngineChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> LCChatResult:
         update = {"stop": tuple(stop)} if stop else {}
-        if kwargs.get("grammar") is not None:
-            update["grammar"] = kwargs["grammar"]
+        for bound in BOUND_PARAMS:
+            if kwargs.get(bound) is not None:
+                update[bound] = kwargs[bound]
         params = self.params.model_copy(update=update) if update else self.params
         conversation = convert_to_openai_messages(messages)
         result = self.engine.generate_one(conversation, kwargs.get("tools"), params)

@@ -7,7 +7,8 @@ Per framework (rule baselines leave the LLM columns blank):
 * valid % = decisions that execute the model's own answer (the trace is neither `fallback` nor
   `error`) / decisions; fallback % = the rest; both for frameworks that made LLM calls;
 * parse failures by kind (`single_agent.failures`), most frequent first;
-* tokens and tool calls per decision (all LLM calls and tool calls of the trace);
+* tokens and tool calls per decision (all LLM calls and tool calls of the trace), and for a
+  debate (traces with `analyst_tool_calls`) the tool calls per decision of each analyst;
 * regime accuracy % over all decisions and over model-made decisions only (fallbacks and
   errors left out), against the label of `market.regime` (H = 7, eta = 0.8, theta = 1.5 %);
   BUY / SELL / HOLD shares over model-made decisions;
@@ -115,6 +116,7 @@ def decision_facts(run: Run) -> pd.DataFrame:
             "tokens": sum(c.prompt_tokens + c.completion_tokens for c in trace.llm_calls),
             "tool_calls": len(trace.tool_calls),
             "failure_kinds": [failure_kind(line) for line in trace.parse_failures],
+            "analyst_tool_calls": trace.extra.get("analyst_tool_calls"),
         }
         if "reward" in trace.extra and "reward_config" in trace.extra:
             row.update(_reward(entry, configs, label_sets, run))
@@ -132,6 +134,15 @@ def _kinds(lists: pd.Series) -> str:
     """Failure kinds with their counts, most frequent first ('' for none)."""
     counts = Counter(kind for kinds in lists for kind in kinds)
     return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
+
+
+def _per_analyst(counts: pd.Series) -> str:
+    """Mean tool calls per decision of each analyst ("market 1.00, news 2.00"), '' without debate traces."""
+    counts = counts.dropna()
+    if counts.empty:
+        return ""
+    means = pd.DataFrame(list(counts)).fillna(0).mean()
+    return ", ".join(f"{name} {n:.2f}" for name, n in means.items())
 
 
 def agent_numbers(run: Run) -> pd.DataFrame:
@@ -152,6 +163,7 @@ def agent_numbers(run: Run) -> pd.DataFrame:
             "accuracy": _accuracy(mine), "accuracy_model": _accuracy(made) if llm else np.nan,
             **{share: (made["action"] == share).mean() if llm and len(made) else np.nan for share in ACTIONS},
             "failures": _kinds(mine["failure_kinds"]),
+            "analyst_tool_calls": _per_analyst(mine["analyst_tool_calls"]),
             "constrained": described.get(framework, {}).get("constrained_decoding"),
             **{f"failures_{count}": failures.get(framework, {}).get(count, np.nan) for count in FAILURE_COUNTS},
         }
@@ -182,7 +194,8 @@ CAPTION = ("Decision quality and cost: valid % = decisions executing the model's
            "fallback is the reward config's invalid_result); failed = decisions that failed (raised, timed out, invalid "
            "or an error the framework reported), failures reused = journaled failures kept as they were "
            "(retry_failed=false), failures retried = journaled failures decided again; "
-           "constrained = decoding held to the protocol's grammar")
+           "constrained = decoding held to the protocol's grammar; tool calls/dec by analyst = each debate analyst's "
+           "tool calls per decision")
 
 
 def agent_table(run: Run) -> pd.DataFrame:
@@ -190,6 +203,7 @@ def agent_table(run: Run) -> pd.DataFrame:
     numbers = agent_numbers(run)
     table = format_columns(numbers, AGENT_FORMATS)
     table["parse failures"] = numbers["failures"].replace("", MISSING)
+    table["tool calls/dec by analyst"] = numbers["analyst_tool_calls"].replace("", MISSING)
     table["constrained"] = numbers["constrained"].map(lambda v: MISSING if v is None else "yes" if v else "no")
     return table
 

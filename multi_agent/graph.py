@@ -20,7 +20,7 @@ from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from multi_agent.roles.analysts import ANALYSTS
+from multi_agent.roles.analysts import ANALYSTS, ForcedGrammar
 from multi_agent.roles.debaters import (create_aggressive_analyst, create_bear_researcher, create_bull_researcher,
                                         create_conservative_analyst, create_neutral_analyst)
 from multi_agent.roles.deciders import create_portfolio_manager, create_research_manager, create_trader
@@ -31,13 +31,19 @@ from multi_agent.state import DebateState
 RISK_FACTORIES = (create_aggressive_analyst, create_conservative_analyst, create_neutral_analyst)
 
 
-def build_graph(settings: DebateSettings, quick: Runnable, deep: Runnable) -> CompiledStateGraph:
-    """The compiled graph of one decision (the run config carries the decision's tool set)."""
+def build_graph(settings: DebateSettings, quick: Runnable, deep: Runnable,
+                forced_grammar: ForcedGrammar | None = None) -> CompiledStateGraph:
+    """The compiled graph of one decision (the run config carries the decision's tool set);
+    `forced_grammar` is required when `settings.first_tool_call` is "required"."""
+    if settings.first_tool_call == "required" and forced_grammar is None:
+        raise ValueError("first_tool_call 'required' needs a forced_grammar")
+    forcing = {"forced_grammar": forced_grammar if settings.first_tool_call == "required" else None,
+               "tool_call_tokens": settings.tool_call_tokens}
     graph = StateGraph(DebateState)
     analysts = []
     for name in settings.analysts:
         node = f"{name}_analyst"
-        graph.add_node(node, ANALYSTS[name](quick, settings.analyst_tools[name], settings.max_tool_rounds))
+        graph.add_node(node, ANALYSTS[name](quick, settings.analyst_tools[name], settings.max_tool_rounds, **forcing))
         graph.add_edge(START, node)
         analysts.append(node)
 

@@ -4,19 +4,23 @@
 `max_concurrency` graphs in flight, each running its parallel analysts on threads), so the
 LLM calls of all graphs reach the engine together and a micro-batching engine merges them.
 Each run's config carries its decision's `ToolSet`, its sampling parameters (seeded by the
-context's seed) and a `CallRecorder`. A graph that raises, or whose portfolio manager's
+context's seed) and a `CallRecorder`. A forced first tool call (`first_tool_call: required`)
+is decoded under `forced_call_grammar` with the quick engine's tokenizer (plain-text tags for
+an engine without one). A graph that raises, or whose portfolio manager's
 answer does not parse, yields the configured fallback action with `Trace.fallback` set;
 the other decisions of the batch are unaffected.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import ConfigurableField, Runnable, RunnableConfig
 
 from llm_backends.engine import ChatEngine
 from llm_backends.langchain_adapter import EngineChatModel
+from llm_backends.tool_call_grammar import forced_call_grammar
 from llm_backends.types import SamplingParams
 from market.decision import Decision, DecisionContext, Trace
 from multi_agent.accounting import CallRecorder
@@ -57,7 +61,8 @@ class DebatePipeline:
     def __init__(self, settings: DebateSettings, quick: ChatEngine, deep: ChatEngine | None = None):
         self.settings = settings
         self.graph = build_graph(settings, configurable_chat_model(quick, settings.quick, QUICK_PARAMS),
-                                 configurable_chat_model(deep or quick, settings.deep, DEEP_PARAMS))
+                                 configurable_chat_model(deep or quick, settings.deep, DEEP_PARAMS),
+                                 partial(forced_call_grammar, getattr(quick, "tokenizer", None)))
         self.memory = OutcomeMemory(settings.memory_horizon, settings.memory_lessons) if settings.memory else None
 
     def decide(self, contexts: list[DecisionContext]) -> list[Decision]:
@@ -101,6 +106,7 @@ class DebatePipeline:
             "plan_recommendation": plan.recommendation.value if plan else None,
             "trader_action": proposal.action.value if proposal else None,
             "parsed_as": final.get("parsed_as", {}),
+            "analyst_tool_calls": {name: final.get("tool_calls", {}).get(name, 0) for name in self.settings.analysts},
             "raw_answers": final.get("raw_answers", {}),
         }
         trace.fallback = decision is None

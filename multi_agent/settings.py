@@ -9,7 +9,7 @@ manager's five-tier rating maps to an action.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,9 +22,11 @@ ANALYST_TOOLS: dict[str, list[str]] = {
     "market": ["get_market_data", "get_stock_indicators"],
     "social": ["get_reddit_data"],
     "news": ["get_news_data", "get_macro_indicators"],
-    "fundamentals": ["get_balance_sheet", "get_cashflow", "get_income_statements", "get_insider_transactions"],
+    "fundamentals": ["get_balance_sheet", "get_cashflow", "get_income_statements", "get_insider_transactions",
+                     "get_dividends", "get_earnings_estimate"],
 }
-"""Each analyst's tools (TradingAgents' split, on the AlphaQuanter tool set)."""
+"""Each analyst's tools (TradingAgents' split, on the AlphaQuanter tool set): all 11 tools, each
+read by one analyst (dividends and earnings estimates are company filings: the fundamentals analyst's)."""
 
 RATING_ACTIONS: dict[Rating, Action] = {
     Rating.BUY: Action.BUY, Rating.OVERWEIGHT: Action.BUY, Rating.HOLD: Action.HOLD,
@@ -53,7 +55,13 @@ class DebateSettings(BaseModel):
     analyst_tools: dict[AnalystName, tuple[str, ...]] = Field(
         default_factory=lambda: {name: tuple(tools) for name, tools in ANALYST_TOOLS.items()})
     max_tool_rounds: int = Field(1, ge=0)
-    """Tool-calling turns an analyst may take before it must write its report."""
+    """Tool-calling turns an analyst may take; the turn after them has no tools and asks for the report."""
+    first_tool_call: Literal["auto", "required"] = "required"
+    """"required": an analyst's first turn is decoded under the grammar of one call of its tools
+    (tool_choice "required"), so it reads its data at least once (small models rarely call a tool
+    unforced); "auto": the model chooses, as in TradingAgents."""
+    tool_call_tokens: int = Field(96, gt=0)
+    """New tokens allowed for a grammar-forced call (a call with a few arguments is ~30-50 tokens)."""
     max_debate_rounds: int = Field(1, ge=1)
     """Bull/bear rounds: each round is one bull turn then one bear turn."""
     risk_team: bool = True
@@ -83,6 +91,8 @@ class DebateSettings(BaseModel):
     def _consistent(self) -> "DebateSettings":
         if not self.analysts:
             raise ValueError("analysts: choose at least one of market, social, news, fundamentals")
+        if self.first_tool_call == "required" and self.max_tool_rounds < 1:
+            raise ValueError("first_tool_call: 'required' needs max_tool_rounds >= 1 (the forced call is a tool round)")
         if len(set(self.analysts)) != len(self.analysts):
             raise ValueError(f"analysts: each analyst at most once, got {list(self.analysts)}")
         missing = [name for name in self.analysts if name not in self.analyst_tools]

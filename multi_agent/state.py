@@ -24,7 +24,7 @@ class Turn(TypedDict):
     text: str
 
 
-def merge(left: dict[str, str], right: dict[str, str]) -> dict[str, str]:
+def merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
     """Reducer for parallel writers of one dict: the union of both updates."""
     return {**left, **right}
 
@@ -38,6 +38,8 @@ class DebateState(TypedDict, total=False):
     """Resolved outcomes of earlier decisions (memory on), else empty."""
     reports: Annotated[dict[str, str], merge]
     """Analyst name -> report."""
+    tool_calls: Annotated[dict[str, int], merge]
+    """Analyst name -> tool calls it made (run, including those answered with an error)."""
     debate: Annotated[list[Turn], operator.add]
     plan: ResearchPlan | None
     plan_text: str

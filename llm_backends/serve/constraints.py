@@ -18,44 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm_backends.grammar import json_schema_grammar, json_value, lark_text
+from llm_backends.grammar import json_schema_grammar, json_value
 from llm_backends.serve.errors import unsupported
 from llm_backends.serve.request import ChatJob
-from llm_backends.tool_calls import CLOSE, OPEN
-from llm_backends.types import ToolSchema
-
-SCHEMA_DEFINITIONS = ("$defs", "definitions")
-"""Where a schema keeps the definitions its `$ref`s point at (`#/$defs/...`): they must stay at the root."""
-
-
-def call_schema(tool: ToolSchema) -> dict[str, Any]:
-    """The JSON schema of one call of `tool`: `{"name": <its name>, "arguments": <valid under its parameters>}`.
-
-    The arguments hold the declared parameters only, unless the schema sets
-    `additionalProperties` itself (OpenAI's strict function calling does the same; without it a
-    small model may wander off into made-up keys). Definitions of the parameters schema move to
-    the root, so that its `$ref`s still resolve.
-    """
-    function = tool["function"]
-    arguments = {"type": "object", "additionalProperties": False, **(function.get("parameters") or {})}
-    definitions = {key: arguments.pop(key) for key in SCHEMA_DEFINITIONS if key in arguments}
-    return {
-        "type": "object",
-        "properties": {"name": {"const": function["name"]}, "arguments": arguments},
-        "required": ["name", "arguments"],
-        "additionalProperties": False,
-        **definitions,
-    }
-
-
-def call_rules(tokenizer: Any, tools: list[ToolSchema]) -> list[str]:
-    """Lark rules whose `calls` is one or more tool-call blocks, each calling one of `tools`."""
-    names = [f"call_{i}" for i in range(len(tools))]
-    return [
-        f"calls: call ({lark_text(tokenizer, chr(10))} call)*",
-        f"call: {lark_text(tokenizer, OPEN + chr(10))} ({' | '.join(names)}) {lark_text(tokenizer, chr(10) + CLOSE)}",
-        *(f"{name}: {json_value(call_schema(tool))}" for name, tool in zip(names, tools)),
-    ]
+from llm_backends.tool_call_grammar import call_rules
 
 
 def job_grammar(job: ChatJob, tokenizer: Any | None) -> str | None:

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow  # the module's one run of the full debate through
 NODES = {"market_analyst", "social_analyst", "news_analyst", "fundamentals_analyst", "bull_researcher",
          "bear_researcher", "research_manager", "trader", "aggressive_analyst", "conservative_analyst",
          "neutral_analyst", "portfolio_manager"}
-ANALYST_TOOLS = {"get_market_data", "get_stock_indicators", "get_reddit_data", "get_news_data", "get_macro_indicators",
-                 "get_balance_sheet", "get_cashflow", "get_income_statements", "get_insider_transactions"}
+ANALYSTS = ("market", "social", "news", "fundamentals")
+FORCED_CALL_TOKENS = 96
+"""configs/framework/multi_agent.yaml's tool_call_tokens: the budget of each analyst's grammar-forced first call."""
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +50,16 @@ def test_every_decision_comes_from_the_full_graph(run_dir):
         trace = decision.trace
         assert trace.error is None
         assert {c.role for c in trace.llm_calls} == NODES
-        assert all(c.prompt_tokens > 0 and 0 < c.completion_tokens <= 32 for c in trace.llm_calls)
-        assert all(c.completion_tokens <= 24 for c in trace.llm_calls if c.role not in ("research_manager", "portfolio_manager"))
+        assert all(c.prompt_tokens > 0 and 0 < c.completion_tokens <= FORCED_CALL_TOKENS for c in trace.llm_calls)
+        free = [c for c in trace.llm_calls if not c.role.endswith("_analyst")]
+        assert all(c.completion_tokens <= 32 for c in free)
+        assert all(c.completion_tokens <= 24 for c in free if c.role not in ("research_manager", "portfolio_manager"))
         assert [m["role"] for m in trace.messages][-1] == "portfolio_manager"
-        assert all(c.name in ANALYST_TOOLS or c.error for c in trace.tool_calls)
-        assert all(f.split(":")[0] in ("tool_call", "plan", "proposal", "decision") for f in trace.parse_failures)
+        assert {name: n >= 1 for name, n in trace.extra["analyst_tool_calls"].items()} == dict.fromkeys(ANALYSTS, True), \
+            "the forced first call makes every analyst read its data"
+        assert len(trace.tool_calls) == sum(trace.extra["analyst_tool_calls"].values())
+        assert all(f.split(":")[0] in ("tool_call", "dropped_call", "plan", "proposal", "decision")
+                   for f in trace.parse_failures)
         assert not trace.fallback and trace.extra["rating"] is not None, "the grammar holds every answer to a rating"
         assert set(trace.extra["parsed_as"].values()) <= {"json", "cut"}
         assert not any(f.startswith(("plan: ", "proposal: ", "decision: ")) for f in trace.parse_failures)
@@ -77,8 +83,12 @@ def test_the_agents_and_roles_tables_read_the_debate_traces(run_dir):
     agents = agent_numbers(run).loc["multi_agent"]
     assert (agents["decisions"], agents["valid"], agents["constrained"]) == (6, 1.0, True)
     roles = role_numbers(run).loc["multi_agent"]
-    assert set(roles.index) == NODES and (roles["calls"] == 1).all()
+    assert set(roles.index) == NODES
+    analysts = roles.index.isin([f"{name}_analyst" for name in ANALYSTS])
+    assert (roles["calls"][~analysts] == 1).all() and (roles["calls"][analysts] == 2).all(), "a forced call, then the report"
     assert roles["share"].sum() == pytest.approx(1.0)
     assert (roles["prompt"] + roles["completion"]).sum() == pytest.approx(agents["tokens"])
+    calls = dict(part.rsplit(" ", 1) for part in agents["analyst_tool_calls"].split(", "))
+    assert list(calls) == list(ANALYSTS) and all(float(n) >= 1 for n in calls.values())
     summary = (run_dir / "summary.md").read_text()
     assert "## agents" in summary and "## roles" in summary and (run_dir / "tables" / "roles.md").is_file()

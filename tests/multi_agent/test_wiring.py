@@ -86,14 +86,15 @@ def test_every_llm_call_is_booked_under_its_node(run, contexts):
 
 
 def test_sampling_is_seeded_per_decision_and_sized_per_tier(run, contexts):
-    _, engine = run(contexts(DAY, seed=7), quick={"max_new_tokens": 40}, deep={"max_new_tokens": 70})
+    _, engine = run(contexts(DAY, seed=7), quick={"max_new_tokens": 40}, deep={"max_new_tokens": 70},
+                    first_tool_call="auto")
     assert {(c.role in ("research_manager", "portfolio_manager"), c.params.max_new_tokens, c.params.seed)
             for c in engine.calls} == {(False, 40, 7), (True, 70, 7)}
 
 
 @pytest.mark.parametrize("constrained", [True, False])
 def test_the_deciders_alone_decode_under_their_answer_grammars(run, contexts, constrained):
-    _, engine = run(contexts(DAY), constrained=constrained, answer_chars=90)
+    _, engine = run(contexts(DAY), constrained=constrained, answer_chars=90, first_tool_call="auto")
     for call in engine.calls:
         expected = answer_grammar(DECIDERS[call.role], 90) if constrained and call.role in DECIDERS else None
         assert call.params.grammar == expected, call.role
