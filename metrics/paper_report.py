@@ -223,18 +223,19 @@ def efficiency_ours(run: Run, backbones: list[str], reference_prefixes: list[str
     arr = run.metrics[run.metrics["ticker"] != AVERAGE_TICKER].groupby(["framework", "ticker"], sort=False)["ARR"].mean()
     frame = pd.concat([tokens, arr], axis=1).reset_index()
     frame = frame[frame["framework"].isin(llm)]
-    frame["relative_cost"] = frame["tokens"] / frame["framework"].map(reference_tokens)
+    frame["relative_cost"] = frame["tokens"] / frame["framework"].map(reference_tokens).astype(float)
     return frame
 
 
 def efficiency_table(run: Run, backbones: list[str], settings: PaperSettings, rows: dict[str, PaperRow],
-                     reference: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the formatted Table 6 beside ours, its numbers long)."""
+                     not_run: dict[str, str], reference: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the formatted Table 6 beside ours with a "not run" line per row not run (ablations aside), its numbers long)."""
     ours = efficiency_ours(run, backbones, settings.cost_reference)
     comparable = same_tickers_as_paper(run, reference)
     beside = beside_paper(ours, rows, EFFICIENCY, reference, average_comparable=comparable)
     layout = paper_layout(beside, per_ticker=(), average=("tokens", "relative_cost", "ARR"))
-    return formatted_layout(layout), beside
+    shown = {name: status for name, status in not_run.items() if name not in settings.ablations}
+    return with_not_run(formatted_layout(layout), shown, rows), beside
 
 
 def ablation_table(run: Run, settings: PaperSettings, rows: dict[str, PaperRow], not_run: dict[str, str],
@@ -309,7 +310,8 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
 
     main, main_numbers = main_table(run, returns, paper, rows, not_run, short_how(provenance), reps, seed)
     h2h, h2h_numbers = head_to_head_paper(run, returns, pairs, rows, reference)
-    efficiency, efficiency_beside = efficiency_table(run, backbones, paper, rows, reference)
+    efficiency, efficiency_beside = efficiency_table(run, backbones, paper, rows, not_run, reference)
+    llm_ran = bool((efficiency_beside["source"] == OURS).any()) if "source" in efficiency_beside else False
     ablations, ablation_beside = ablation_table(run, paper, rows, not_run, reference)
     rolling, windows = rolling_numbers(run, paper.rolling, execution)
     rolling_beside = beside_paper(rolling, rows, ROLLING, reference)
@@ -329,7 +331,8 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
         ("efficiency", efficiency, efficiency_beside,
          f"The paper's Table 6 beside ours: tokens per decision, relative cost = tokens per decision / those of the "
          f"first of the {', '.join(paper.cost_reference)} rows that ran on the same backbone (the paper: its "
-         "multi-agent pipeline = 1), AVG ARR %"),
+         "multi-agent pipeline = 1), AVG ARR %"
+         + ("" if llm_ran else f"; no LLM row ran (backbones: {', '.join(backbones) or 'none'}), so ours has no lines")),
         ("ablations", ablations, ablation_beside,
          "The paper's Tables 13-14 (reward and theta ablations of AlphaQuanter-7B) beside the configured ablation "
          "rows; a row without its checkpoints is not run, with the command that trains them"),

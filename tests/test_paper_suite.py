@@ -152,3 +152,31 @@ def test_a_parallel_sweep_over_seeds_writes_one_paper_report_per_job(tmp_path, p
         assert provenance.loc["SA-tiny", "status"] == "run"
         mcs = (tmp_path / job / "paper" / "tables" / "mcs.md").read_text()
         assert "not computed: fewer than 10 days" in mcs
+
+
+@pytest.fixture(scope="module")
+def rule_rows_only(tmp_path_factory, prices):
+    """The paper suite without LLM weights, as a first run makes it: `backbones=[]` (no SA, SC or MA rows),
+    the trained rows without checkpoints, FinRL left out to keep it cheap."""
+    out = tmp_path_factory.mktemp("paper_no_llm")
+    result = subprocess.run(benchmark_command(
+        "+suite=paper", "data=files", f"data.path={prices}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
+        "backbones=[]", "seeds=[0]", f"split.test.end={TEST_END}",
+        f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",
+    ), cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+@pytest.mark.slow
+def test_a_run_without_llm_rows_writes_every_table_with_its_rows_not_run(rule_rows_only):
+    for name in ("main", "head_to_head", "efficiency", "ablations", "rolling", "mcs", "provenance"):
+        assert (rule_rows_only / "paper" / "tables" / f"{name}.md").is_file(), name
+    efficiency = (rule_rows_only / "paper" / "tables" / "efficiency.md").read_text()
+    assert "no LLM row ran (backbones: none)" in efficiency
+    aq = next(row for row in efficiency.splitlines() if "| AlphaQuanter-7b " in row)
+    assert aq.count("not run") == 3, "tokens, relative cost and ARR of a row not run"
+    beside = numbers(rule_rows_only, "efficiency")
+    assert set(beside["source"]) == {"paper"}, "the paper's lines, none of ours with numbers"
+    summary = (rule_rows_only / "paper" / "summary.md").read_text()
+    assert "## efficiency" in summary and "## provenance" in summary
