@@ -45,6 +45,7 @@ from harness.journal import Journal, JournalEntry
 from harness.run_directory import Run
 from market.regime import ACTIONS, regime_labels
 from metrics import regime
+from metrics.action_mix import action_mix, mix_columns
 from metrics.tables import MISSING, format_columns, to_markdown, write_table
 from single_agent.failures import failure_kind
 from single_agent.rewards import RewardConfig, load_reward_config, result_reward, total_reward
@@ -194,7 +195,9 @@ CAPTION = ("Decision quality and cost: valid % = decisions executing the model's
            "fallback is the reward config's invalid_result); failed = decisions that failed (raised, timed out, invalid "
            "or an error the framework reported), failures reused = journaled failures kept as they were "
            "(retry_failed=false), failures retried = journaled failures decided again; "
-           "constrained = decoding held to the protocol's grammar; tool calls/dec by analyst = each debate analyst's "
+           "constrained = decoding held to the protocol's grammar; top action = the most frequent executed action "
+           "and its share of all decisions, action entropy in bits (0: a constant policy, 1.58: BUY, SELL and HOLD "
+           "equally often); tool calls/dec by analyst = each debate analyst's "
            "tool calls per decision")
 
 
@@ -205,7 +208,9 @@ def agent_table(run: Run) -> pd.DataFrame:
     table["parse failures"] = numbers["failures"].replace("", MISSING)
     table["tool calls/dec by analyst"] = numbers["analyst_tool_calls"].replace("", MISSING)
     table["constrained"] = numbers["constrained"].map(lambda v: MISSING if v is None else "yes" if v else "no")
-    return table
+    llm = numbers.index[numbers["valid"].notna()].tolist()
+    mix = mix_columns(action_mix(run, llm)).reindex(numbers.index).fillna(MISSING)
+    return pd.concat([table, mix], axis=1)
 
 
 def _synthetic(run: Run) -> bool:

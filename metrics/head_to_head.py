@@ -13,6 +13,9 @@ decisions made at least one LLM call (``decisions.parquet`` ``llm_calls``). For 
   correction otherwise. It treats decisions as independent; the 7-day regime labels of
   neighbouring days overlap, so its p-value is optimistic.
 
+A pair is marked `constant` when either side answered one action on at least 90 % of its
+decisions (`metrics.action_mix`): its returns then compare a constant policy, not a reading.
+
 Decisions are paired on (ticker, date, seed) over the seeds both ran — a deterministic
 framework runs only the first seed, so against it a stochastic framework's first seed counts —
 and on (ticker, date) between the first seeds of each when they ran no seed in common. Each
@@ -30,6 +33,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from harness.run_directory import Run
 from market.regime import ACTION_OF_REGIME
+from metrics.action_mix import action_mix, constant_side
 from metrics.returns import portfolio_returns
 from metrics.run_tables import labelled_decisions
 from metrics.significance import paired_row, with_holm
@@ -102,7 +106,10 @@ def head_to_head(run: Run, returns: pd.DataFrame, pairs: list[tuple[str, str]]) 
         }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.names = ["A", "B"]
-    return with_holm(frame)
+    frame = with_holm(frame)
+    mix = action_mix(run, sorted({name for pair in pairs for name in pair}))
+    frame["constant"] = [constant_side(mix, a, b) for a, b in frame.index]
+    return frame
 
 
 def head_to_head_table(rows: pd.DataFrame, min_count: int = 5) -> pd.DataFrame:
@@ -115,4 +122,5 @@ def head_to_head_table(rows: pd.DataFrame, min_count: int = 5) -> pd.DataFrame:
     table["accuracy B %"] = [format_rate(r.b_right, r.labelled, min_count) for r in rows.itertuples()]
     table["A only / B only right"] = [f"{r.a_only:.0f} / {r.b_only:.0f}" for r in rows.itertuples()]
     table["McNemar p"] = rows["p_mcnemar"].map(lambda v: format_value(v, digits=3))
+    table["constant policy"] = rows["constant"].replace("", "-") if "constant" in rows else "-"
     return table

@@ -1,7 +1,9 @@
 """The verdict paragraph that opens a report, written from the numbers of the tests.
 
-Four parts, each computed, none canned:
+Five parts, each computed, none canned:
 
+0. the LLM frameworks that answered one action on at least 90 % of their decisions, named with
+   that action and its count (`metrics.action_mix`): their returns are a constant policy's;
 1. what is significant at 5 % after Holm's correction — against the benchmark (mean daily
    return and Sharpe ratio), Hansen's SPA, and the head-to-head pairs — and what is not;
 2. the power: the minimum detectable effect (MDE) of the mean-difference tests at this window
@@ -22,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from harness.run_directory import Run
+from metrics.action_mix import action_mix, degenerate_sentence
+from metrics.head_to_head import llm_frameworks
 from metrics.significance import Significance
 
 LEVEL = 0.05
@@ -142,10 +146,12 @@ def caveat_sentence(run: Run, result: Significance, pairs: pd.DataFrame) -> str:
 
 
 def verdict(run: Run, result: Significance, pairs: pd.DataFrame) -> str:
-    """The verdict paragraph of a run: significance, power, leaders, caveats."""
+    """The verdict paragraph of a run: degenerate policies, significance, power, leaders, caveats."""
+    constant = degenerate_sentence(action_mix(run, llm_frameworks(run)))
     if result.days < 2:
-        return (f"Too few days ({result.days}) for any test or interval: the numbers below are descriptive only. "
-                + caveat_sentence(run, result, pairs))
-    parts = [*significance_sentences(result, pairs), power_sentence(result, pairs, run.periods_per_year),
-             leader_sentence(result), caveat_sentence(run, result, pairs)]
-    return " ".join(parts)
+        parts = [f"Too few days ({result.days}) for any test or interval: the numbers below are descriptive only.",
+                 constant, caveat_sentence(run, result, pairs)]
+    else:
+        parts = [constant, *significance_sentences(result, pairs), power_sentence(result, pairs, run.periods_per_year),
+                 leader_sentence(result), caveat_sentence(run, result, pairs)]
+    return " ".join(part for part in parts if part)
