@@ -34,6 +34,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from configs import CONFIG_DIR, SEARCH_PATH
 from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, exit_on_user_error
+from frameworks.compute_match import deferred_builder
 from frameworks.registry import build_frameworks, instantiate_or_explain, register_plugins
 from frameworks.replay import MemorisationProbe, replay_entries
 from frameworks.suite_rows import expand_rows
@@ -43,6 +44,7 @@ from harness.overlay import OverlayConfig
 from harness.resources import run_resources
 from harness.run_directory import load_run, write_episodes
 from harness.runner import (
+    DeferredEntry,
     EpisodeRunner,
     FrameworkEntry,
     RunResult,
@@ -145,7 +147,7 @@ def warn_about_agents(run_dir: Path) -> None:
         warn_on_stderr(line)
 
 
-def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry],
+def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: list[FrameworkEntry | DeferredEntry],
                  toolset_factory: ToolsetFactory, progress: bool, suite: str, row_facts: dict,
                  warn: Callable[[str], None] = warn_on_stderr,
                  overlay: tuple[OverlayConfig, object] | None = None) -> tuple[dict, pd.DataFrame, RunResult]:
@@ -158,6 +160,7 @@ def run_episodes(run_dir: Path, data: MarketData, spec: RunSpec, frameworks: lis
         runner = EpisodeRunner(data, spec, journal, toolset_factory=toolset_factory, progress=progress, warn=warn,
                                overlay=overlay_config, baseline=baseline)
         result = runner.run(frameworks)
+    frameworks = result.entries
     equity, trades = write_episodes(run_dir, result, data, spec.tickers, spec.start, spec.end)
     table = episode_metrics(equity, trades, data.periods_per_year)
     table.to_csv(run_dir / "metrics.csv", index=False, float_format="%.10g")
@@ -209,6 +212,25 @@ def failure_details(result: RunResult) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def framework_entries(cfg: DictConfig, row_facts: dict, shared: dict, execution: DictConfig,
+                      overlay: DictConfig | None = None) -> list[FrameworkEntry | DeferredEntry]:
+    """Every configured framework built, then the compute-matched rows (`frameworks.compute_match`)
+    deferred until the rows they are matched to have decided."""
+    matched = {name: facts["compute_match"] for name, facts in row_facts.items() if facts.get("compute_match")}
+    now = OmegaConf.create({name: row for name, row in cfg.frameworks.items() if name not in matched})
+    entries: list[FrameworkEntry | DeferredEntry] = build_frameworks(now, shared, execution, overlay) if now else []
+
+    def build(name: str, row: DictConfig) -> FrameworkEntry:
+        with open_dict(cfg):
+            cfg.frameworks[name] = row
+        return build_frameworks(OmegaConf.create({name: row}), shared, execution, overlay)[0]
+
+    for name, match in matched.items():
+        entries.append(DeferredEntry(name, deferred_builder(name, cfg.frameworks[name], match["row"], match["unit"],
+                                                            row_facts[name], build)))
+    return entries
+
+
 def run(cfg: DictConfig, run_dir: Path) -> Path:
     """Run the configured suite into `run_dir`; returns the path of metrics.csv."""
     check_top_level_keys(cfg)
@@ -228,9 +250,9 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
         cfg.frameworks = rows
     overlay = build_overlay(cfg.overlay)
     shared = {"data": cfg.data, "tools": cfg.tools} | ({} if task.name == "trading" else {"task": cfg.task})
-    frameworks = build_frameworks(cfg.frameworks, shared, cfg.execution if task.name == "trading" else cfg.task,
-                                  cfg.overlay if overlay[0].enabled else None)
-    check_frameworks_take(task, frameworks)
+    frameworks = framework_entries(cfg, row_facts, shared, cfg.execution if task.name == "trading" else cfg.task,
+                                   cfg.overlay if overlay[0].enabled else None)
+    check_frameworks_take(task, [e for e in frameworks if not isinstance(e, DeferredEntry)])
     probe = typed_config(MemorisationProbe, plain(cfg.probe), "probe") if cfg.probe is not None else None
     anonymised = anonymise(data, probe.seed, probe.aliases, probe.uncleanable) if probe is not None else None
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
@@ -238,6 +260,9 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     toolset_factory = partial(ToolSet, names=tool_names)
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
                                         cfg.name, row_facts, overlay=overlay)
+    frameworks = result.entries
+    if any(facts_.get("compute_match") for facts_ in row_facts.values()):  # the matched rows' k, now known
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")
     print(f"{result.made} decisions made, {result.reused} reused from the journal, {result.failed} failed"
           f"{failure_details(result)}")

@@ -69,13 +69,14 @@ class MultiAgentDebate(TradingFramework):
         return REMOTE_DECISION_TIMEOUT_S if self.quick_engine.remote or self.deep_engine.remote else None
 
     def run_facts(self) -> dict[str, Any]:
-        """The models of both tiers, the later of their knowledge cutoffs, constrained decoding, sampling."""
+        """The models of both tiers, the later of their knowledge cutoffs, constrained decoding, sampling, budgets."""
         cutoffs = [c for c in (self.quick_engine.knowledge_cutoff, self.deep_engine.knowledge_cutoff) if c]
         models = dict.fromkeys([self.quick_engine.model, self.deep_engine.model])
         return {"policy": " + ".join(models), "quick_model": self.quick_engine.model,
                 "deep_model": self.deep_engine.model, "knowledge_cutoff": max(cutoffs, default=None),
                 "constrained_decoding": self.settings.constrained,
-                "temperature": {"quick": self.settings.quick.temperature, "deep": self.settings.deep.temperature}}
+                "temperature": {"quick": self.settings.quick.temperature, "deep": self.settings.deep.temperature},
+                "budgets": self.settings.budgets}
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         return self.pipeline.decide(batch)

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from configs import CONFIG_DIR
 from core.errors import ConfigError
+from frameworks.compute_match import explicit_budget
 
 BACKBONE_DIR = CONFIG_DIR / "backbone"
 NOT_RUN = "not run"
@@ -117,6 +118,12 @@ def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any,
                                          f"(configs/framework/{spec.template}.yaml is not installed)")
                 continue
             merged[name] = backbone_row(templates, str(prefix), spec, backbone_name, backbone)
+            match = spec.get("compute_match")
+            if match:
+                facts[name]["compute_match"] = {"row": f"{match.row}-{backbone_name}",
+                                                "unit": f"{match.unit}-{backbone_name}"}
+            elif (budget := explicit_budget(merged[name])) is not None:
+                facts[name]["k_from"] = budget
     for name, spec in (rows.get("trained") or {}).items():
         row, status = trained_row(templates, str(name), spec, seeds)
         if row is not None:

@@ -108,6 +108,15 @@ class FrameworkEntry:
 
 
 @dataclass(frozen=True)
+class DeferredEntry:
+    """A framework built when its turn comes, from what the run has decided so far (the compute-matched
+    self-consistency row: `frameworks.compute_match`); `build` returns None when it cannot be built."""
+
+    name: str
+    build: Callable[["RunResult"], FrameworkEntry | None]
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """Which episodes to run and how to execute them.
 
@@ -172,6 +181,8 @@ class RunResult:
     """Framework name -> its failure counts."""
     overlay_records: list[dict] = field(default_factory=list)
     """With an overlay: one row per decision (`harness.overlay.book`), with framework, ticker and seed."""
+    entries: list[FrameworkEntry] = field(default_factory=list)
+    """The frameworks that ran, in order (deferred ones as they were built)."""
 
 
 ToolsetFactory = Callable[[MarketView], Any]
@@ -246,8 +257,9 @@ class EpisodeRunner:
             self.warn(f"{name}: data {' and '.join(gaps)} {window}; traded {stamp(days[0])} .. "
                       f"{stamp(days[-1])} ({len(days)} bars)")
 
-    def run(self, frameworks: list[FrameworkEntry]) -> RunResult:
-        """Every episode of every framework; journaled decisions with the same inputs are reused.
+    def run(self, frameworks: list[FrameworkEntry | DeferredEntry]) -> RunResult:
+        """Every episode of every framework, in order; journaled decisions with the same inputs are reused.
+        A `DeferredEntry` is built when its turn comes (skipped when it builds None).
 
         Start-up objects (modules, data, models) are frozen out of the garbage collector while
         frameworks decide: otherwise the first full collection, which scans all of them, is
@@ -263,7 +275,11 @@ class EpisodeRunner:
         gc.freeze()
         try:
             for entry in frameworks:
-                self._run_framework(entry, result)
+                built = entry.build(result) if isinstance(entry, DeferredEntry) else entry
+                if built is None:
+                    continue
+                result.entries.append(built)
+                self._run_framework(built, result)
                 gc.collect()
                 gc.freeze()
         finally:

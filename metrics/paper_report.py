@@ -19,7 +19,8 @@ Markdown and LaTeX under ``paper/tables/``, its numbers as CSV under ``paper/csv
   (:mod:`metrics.head_to_head`), beside the paper's AVG ARR of both rows.
 * ``efficiency`` — the paper's Table 6: tokens per decision, relative cost (tokens per decision
   / those of the first ``cost_reference`` prefix that ran on the same backbone, MA then SA; the
-  paper's multi-agent pipeline = 1) and AVG ARR %, beside the paper's values.
+  paper's multi-agent pipeline = 1) and AVG ARR %, beside the paper's values; for a
+  self-consistency row, how its k was set (run.json ``rows``: measured or explicit).
 * ``ablations`` — the paper's Tables 13–14 (reward and θ ablations): the configured rows, from
   their checkpoints, or "not run" with the command that trains them.
 * ``rolling`` — the paper's Table 12: windows re-simulated from the journal's decisions
@@ -234,8 +235,11 @@ def efficiency_table(run: Run, backbones: list[str], settings: PaperSettings, ro
     comparable = same_tickers_as_paper(run, reference)
     beside = beside_paper(ours, rows, EFFICIENCY, reference, average_comparable=comparable)
     layout = paper_layout(beside, per_ticker=(), average=("tokens", "relative_cost", "ARR"))
+    table = formatted_layout(layout)
+    k_from = {name: facts.get("k_from", "") for name, facts in run.info.get("rows", {}).items()}
+    table["k (self-consistency)"] = [k_from.get(key[2], "") if key[3] == OURS else "" for key in table.index]
     shown = {name: status for name, status in not_run.items() if name not in settings.ablations}
-    return with_not_run(formatted_layout(layout), shown, rows), beside
+    return with_not_run(table, shown, rows), beside
 
 
 def ablation_table(run: Run, settings: PaperSettings, rows: dict[str, PaperRow], not_run: dict[str, str],
@@ -331,7 +335,8 @@ def write_paper_report(run_dir: Path | str, settings: dict | None = None, reps: 
         ("efficiency", efficiency, efficiency_beside,
          f"The paper's Table 6 beside ours: tokens per decision, relative cost = tokens per decision / those of the "
          f"first of the {', '.join(paper.cost_reference)} rows that ran on the same backbone (the paper: its "
-         "multi-agent pipeline = 1), AVG ARR %"
+         "multi-agent pipeline = 1), AVG ARR %; k = episodes per decision of a self-consistency row, measured "
+         "(round of the MA / SA tokens per decision in this run) or an explicit budget"
          + ("" if llm_ran else f"; no LLM row ran (backbones: {', '.join(backbones) or 'none'}), so ours has no lines")),
         ("ablations", ablations, ablation_beside,
          "The paper's Tables 13-14 (reward and theta ablations of AlphaQuanter-7B) beside the configured ablation "

@@ -10,7 +10,8 @@ that was not run:
 - fingerprint: what the journal keys its decisions by (`TradingFramework.fingerprint()`: weights,
   prompts, grammar), its first 12 digits when it is a hex digest, else as it is (FinRL: library versions);
 - decoding: greedy or sampled (temperature, top-p; per tier for a pipeline whose facts give
-  `temperature` as {tier: T}), self-consistency k, constrained or free;
+  `temperature` as {tier: T}), self-consistency k, constrained or free, and a pipeline's budgets
+  (`budgets`: new tokens per tier, answer length, tool rounds);
 - seeds: the seeds the rows ran (deterministic rows run the first only);
 - training: FinRL, per seed its timesteps and training wall seconds; trained checkpoints, per
   seed its optimizer steps, the run's wall seconds, and "not converged" where it applies;
@@ -68,6 +69,8 @@ def decoding(facts: Mapping[str, Any], config: Mapping[str, Any]) -> str:
         parts.append("constrained to the protocol grammar" if constrained else "free")
     if facts.get("protocol"):
         parts.append(f"{facts['protocol']} protocol")
+    if facts.get("budgets"):
+        parts.append(f"budgets: {facts['budgets']}")
     return ", ".join(parts)
 
 

@@ -112,6 +112,14 @@ class DebateSettings(BaseModel):
         return self.answer_chars if self.constrained else None
 
     @property
+    def budgets(self) -> str:
+        """The budgets in one line: new tokens per tier, answer length, tool rounds, the first call."""
+        answers = f"answer fields <= {self.answer_chars} chars" if self.constrained else "answers free"
+        rounds = f"{self.max_tool_rounds} tool round{'s' if self.max_tool_rounds != 1 else ''}"
+        return (f"quick {self.quick.max_new_tokens} / deep {self.deep.max_new_tokens} new tokens, {answers}, "
+                f"{rounds}, first call {self.first_tool_call}")
+
+    @property
     def graph_steps(self) -> int:
         """Supersteps of one run: analysts, the debate, manager, trader, risk turns, decision."""
         risk_turns = 3 * self.max_risk_rounds if self.risk_team else 0

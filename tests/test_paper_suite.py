@@ -3,6 +3,7 @@ the paper's columns beside ours, its SR convention, rows not run, and every tabl
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import numpy as np
@@ -10,9 +11,14 @@ import pandas as pd
 import pytest
 from bars import random_bars, write_csv
 from cli_helpers import ROOT, benchmark_command, support_env
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf, open_dict
+
+from frameworks.suite_rows import expand_rows
 
 from metrics.paper_reference import MAIN, paper_reference
 from metrics.rolling import rolling_windows
+from multi_agent.settings import DebateSettings
 
 pytestmark = pytest.mark.slow  # one paper-suite run shared by the module, and a parallel sweep: minutes
 
@@ -40,6 +46,8 @@ def paper_run(tmp_path_factory, prices):
         "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=[MA,SA]",
         f"rows.per_backbone.SA.overrides={compact}",
         "rows.per_backbone.SC.overrides={protocol: compact, reward: compact, constrained: true, temperature: 0.7}",
+        "rows.per_backbone.MA.overrides={quick: {max_new_tokens: 24}, deep: {max_new_tokens: 32}, constrained: true, "
+        "max_tool_rounds: 1, first_tool_call: required}",
         f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",
     ), cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -110,7 +118,15 @@ def test_rows_without_checkpoints_are_shown_not_run_with_their_training_command(
     provenance = numbers(paper_run, "provenance")
     assert provenance.loc["AlphaQuanter-3b", "status"].startswith("not run: no checkpoint for seed 0, 1 (")
     assert provenance.loc["SA-tiny", "decoding"].startswith("greedy, constrained to the protocol grammar")
-    assert "self-consistency k = 2" in provenance.loc["SC-tiny", "decoding"]
+    facts = json.loads((paper_run / "run.json").read_text())["rows"]["SC-tiny"]
+    decisions = pd.read_parquet(paper_run / "decisions.parquet")
+    tokens = (decisions["prompt_tokens"] + decisions["completion_tokens"]).groupby(decisions["framework"]).mean()
+    assert facts["samples"] == max(1, round(tokens["MA-tiny"] / tokens["SA-tiny"])), "k from this run's MA / SA tokens"
+    assert facts["k_from"].startswith("measured: MA-tiny ")
+    assert f"self-consistency k = {facts['samples']}" in provenance.loc["SC-tiny", "decoding"]
+    assert "budgets: quick 24 / deep 32 new tokens" in provenance.loc["MA-tiny", "decoding"]
+    efficiency = (paper_run / "paper" / "tables" / "efficiency.md").read_text()
+    assert facts["k_from"] in next(row for row in efficiency.splitlines() if "| SC-tiny " in row)
     assert provenance.loc["SA-tiny", "seeds"] == "0" and provenance.loc["SC-tiny", "seeds"] == "0, 1"
     assert provenance.loc["macd", "kind"] == "rule" and provenance.loc["SA-tiny", "fingerprint"] != "-"
 
@@ -180,3 +196,40 @@ def test_a_run_without_llm_rows_writes_every_table_with_its_rows_not_run(rule_ro
     assert set(beside["source"]) == {"paper"}, "the paper's lines, none of ours with numbers"
     summary = (rule_rows_only / "paper" / "summary.md").read_text()
     assert "## efficiency" in summary and "## provenance" in summary
+
+
+def composed_rows(suite: str) -> dict:
+    """The rows `+suite=<suite>` builds (as `run_benchmark.py` does), by name, as plain configs."""
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"+suite={suite}"])
+    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, list(cfg.seeds))
+    with open_dict(cfg):
+        cfg.frameworks = frameworks
+    return {name: OmegaConf.to_container(cfg.frameworks[name], resolve=True) for name in facts if name in frameworks}
+
+
+def debate_settings(row: dict) -> DebateSettings:
+    return DebateSettings.model_validate({k: v for k, v in row.items() if not k.startswith("_")})
+
+
+def test_the_paper_suites_ma_rows_run_at_the_papers_scale_with_free_decoding():
+    rows = composed_rows("paper")
+    ma = {name: debate_settings(row) for name, row in rows.items() if name.startswith("MA-")}
+    assert set(ma) == {"MA-qwen2.5-3b", "MA-qwen2.5-7b"}
+    for name, settings in ma.items():
+        assert settings.quick.max_new_tokens >= 1024 and settings.deep.max_new_tokens >= 2048, name
+        assert not settings.constrained and settings.grammar_chars is None, "free decoding, like SA"
+        assert settings.answer_chars >= 1000 and settings.max_tool_rounds == 8 and settings.first_tool_call == "auto"
+        assert settings.quick.temperature == settings.deep.temperature == 0.0
+        assert rows[name.replace("MA-", "SA-")]["constrained"] is False
+
+
+def test_the_offline_paper_suite_keeps_laptop_budgets_and_says_so():
+    (name, row), = [(n, r) for n, r in composed_rows("paper_offline").items() if n.startswith("MA-")]
+    settings = debate_settings(row)
+    laptop = debate_settings(OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "framework" / "multi_agent.yaml"),
+                                                    resolve=True))
+    assert (settings.quick.max_new_tokens, settings.deep.max_new_tokens, settings.answer_chars, settings.max_tool_rounds,
+            settings.constrained) == (laptop.quick.max_new_tokens, laptop.deep.max_new_tokens, laptop.answer_chars,
+                                      laptop.max_tool_rounds, laptop.constrained)
+    assert settings.budgets.startswith(f"quick {laptop.quick.max_new_tokens} / deep {laptop.deep.max_new_tokens}")

@@ -37,7 +37,18 @@ def test_each_backbone_gets_one_row_per_prefix_with_its_fields_set():
     assert frameworks["SC-tiny"].temperature == 0.7 and frameworks["SA-tiny"].temperature == 0.0
     assert frameworks["MA-qwen2.5-7b"].quick.llm == "qwen2.5-7b-server"
     assert frameworks["MA-qwen2.5-7b"].deep.llm == "qwen2.5-7b-server"  # the deep tier follows the quick one
-    assert facts["SC-tiny"] == {"kind": "SC", "template": "single_agent", "backbone": "tiny", "status": "run"}
+    assert facts["SC-tiny"] == {"kind": "SC", "template": "single_agent", "backbone": "tiny", "status": "run",
+                                "k_from": f"explicit budget: k = {frameworks['SC-tiny'].samples} (set in the row's config)"}
+    assert facts["SA-tiny"] == {"kind": "SA", "template": "single_agent", "backbone": "tiny", "status": "run"}
+
+
+def test_a_compute_matched_row_names_the_rows_it_is_matched_to():
+    rows = rows_config()
+    rows.per_backbone.SC = {"template": "single_agent", "compute_match": {"row": "MA", "unit": "SA"},
+                            "overrides": {"temperature": 0.7}}
+    frameworks, facts = expand_rows(OmegaConf.create({}), rows, ["tiny"], [0])
+    assert facts["SC-tiny"]["compute_match"] == {"row": "MA-tiny", "unit": "SA-tiny"}
+    assert "k_from" not in facts["SC-tiny"] and frameworks["SC-tiny"].samples == 1, "k is set when MA and SA have run"
 
 
 def test_a_trained_row_without_its_checkpoints_is_not_run_and_names_the_training_commands(tmp_path):
