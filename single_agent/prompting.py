@@ -26,13 +26,15 @@ def _environment() -> jinja2.Environment:
 
 
 def prompt_variables(protocol: Protocol) -> dict[str, Any]:
-    """What every template sees: the tags (`think_open`, …), `max_tool_calls`, `required_tools`, `tool_names`."""
+    """What every template sees: the tags (`think_open`, …), `max_tool_calls` (the hard limit),
+    `advised_tool_calls` (the budget the prompt states), `required_tools`, `tool_names`."""
     return {
         "think_open": tags.THINK_OPEN, "think_close": tags.THINK_CLOSE,
         "call_open": tags.CALL_OPEN, "call_close": tags.CALL_CLOSE,
         "answer_open": tags.ANSWER_OPEN, "answer_close": tags.ANSWER_CLOSE,
         "response_open": tags.RESPONSE_OPEN, "response_close": tags.RESPONSE_CLOSE,
         "max_tool_calls": protocol.max_tool_calls,
+        "advised_tool_calls": protocol.advised_tool_calls or protocol.max_tool_calls,
         "required_tools": list(protocol.required_tools),
         "tool_names": list(protocol.tools),
     }

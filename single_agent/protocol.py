@@ -2,7 +2,7 @@
 
 The prompt templates (files under `single_agent/prompts/`), the tools offered and how each is
 offered (its description, the arguments shown in its schema, the values used for the
-arguments the model leaves out, whether parameter schemas are shown in full or short), the limits of an episode (tool calls, turns), the grammar's
+arguments the model leaves out, whether parameter schemas are shown in full or short), the limits of an episode (tool calls, turns), the call budget the prompt states, the grammar's
 bound on one `<think>` block, the length of a tool result the model reads, and the action
 executed when the model gives no valid answer.
 """
@@ -68,6 +68,8 @@ class Protocol(BaseModel):
     short_schemas: bool = Field(description="show parameter schemas without descriptions, bounds or defaults")
     max_tool_calls: int = Field(ge=1, description="tool calls allowed in one episode")
     max_turns: int = Field(ge=1, description="assistant turns allowed in one episode, the answer's included")
+    advised_tool_calls: int | None = Field(None, ge=1, description="the call budget the prompt states, when it is "
+                                                                   "below the hard limit max_tool_calls (None: that limit)")
     think_max_tokens: int = Field(ge=8, description="grammar bound on the text of one <think> block, in tokens")
     max_result_chars: int | None = Field(ge=40, description="a tool result longer than this is cut (None: never)")
     fallback_action: Action = Field(description="executed when the episode ends without a valid answer")
@@ -97,7 +99,8 @@ class Protocol(BaseModel):
     def digest(self) -> str:
         """First 16 hex digits of SHA-256 over the settings and the text of both template files."""
         texts = [(PROMPT_DIR / t).read_text() for t in (self.system_template, self.user_template)]
-        payload = "\n".join([self.model_dump_json(), *texts])
+        unset = {"advised_tool_calls"} if self.advised_tool_calls is None else set()  # digests from before the field
+        payload = "\n".join([self.model_dump_json(exclude=unset), *texts])
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -26,6 +26,7 @@ from single_agent.config_group import group_config
 from single_agent.episode import Episode
 from single_agent.tags import CALL_OPEN, THINK_CLOSE, THINK_OPEN
 from tools import TOOLS
+from tools.toolset import is_malformed
 
 CountTokens = Callable[[str], int]
 
@@ -51,12 +52,18 @@ class RewardConfig(BaseModel):
     length_slope: float = Field(description="s in that formula")
     length_scale: float = Field(gt=0, description="c in that formula")
     empty_segment: float = Field(description="score of an empty (whitespace-only) segment")
+    no_call_format: float = Field(0.0, description="R_format segment score of an episode without any tool call "
+                                                   "(no segment to score; Algorithm 1: +0.001)")
     multi_call_min: int = Field(ge=2, description="k calls in one turn cost k²/divisor from this k on")
     multi_call_divisor: float = Field(gt=0)
     lookahead_penalty: float = Field(ge=0, description="subtracted per call asking for data after the episode date")
     duplicate_penalty: float = Field(ge=0, description="subtracted per repeated call (same tool, same arguments)")
     tool_count_band: tuple[int, int] = Field(description="n executed calls with n ≤ lo or n > hi are penalised")
     tool_count_expected: int = Field(ge=0, description="the count the penalty −|n − expected| measures from")
+    count_valid_calls_only: bool = Field(False, description="the count band counts well-formed calls only "
+                                                            "(malformed ones: `tools.toolset.is_malformed`)")
+    malformed_call_penalty: float = Field(0.0, ge=0, description="subtracted per executed call of an unknown tool "
+                                                                  "or with arguments that fail its schema")
 
     @model_validator(mode="after")
     def _full_matrix(self) -> "RewardConfig":
@@ -124,9 +131,13 @@ def format_segments(episode: Episode) -> list[str]:
 
 
 def format_reward(episode: Episode, config: RewardConfig, count_tokens: CountTokens) -> float:
-    """R_format = invalid_format (−1) if the episode has no valid answer, plus Σ segment_score over its segments."""
+    """R_format = invalid_format (−1) if the episode has no valid answer, plus Σ segment_score over its
+    segments, or no_call_format (+0.001 in the paper) when it has none (no tool call)."""
     invalid = config.invalid_format if episode.final_action is None else 0.0
-    return invalid + sum(segment_score(s, config, count_tokens) for s in format_segments(episode))
+    segments = format_segments(episode)
+    if not segments:
+        return invalid + config.no_call_format
+    return invalid + sum(segment_score(s, config, count_tokens) for s in segments)
 
 
 def multi_call_penalty(calls_per_turn: list[int], config: RewardConfig) -> float:
@@ -159,14 +170,23 @@ def tool_count_penalty(calls: int, config: RewardConfig) -> float:
     return -abs(calls - config.tool_count_expected) if calls <= low or calls > high else 0.0
 
 
+def malformed_penalty(malformed_calls: int, config: RewardConfig) -> float:
+    """−malformed_call_penalty per executed call of an unknown tool or with arguments failing its schema."""
+    return -config.malformed_call_penalty * malformed_calls
+
+
 def tool_reward(episode: Episode, config: RewardConfig) -> float:
     """R_tool = multi_call_penalty (calls written per turn) + lookahead_penalty + duplicate_penalty
-    + tool_count_penalty (calls executed)."""
+    + malformed_penalty + tool_count_penalty (calls executed; only well-formed ones with
+    `count_valid_calls_only`, so padding the count with junk calls earns nothing)."""
     executed = episode.exchanges
+    malformed = sum(is_malformed(e.record) for e in executed)
+    counted = len(executed) - malformed if config.count_valid_calls_only else len(executed)
     return (multi_call_penalty([len(turn.step.calls) for turn in episode.turns], config)
             + lookahead_penalty(sum(e.record.lookahead for e in executed), config)
             + duplicate_penalty([call_key(e.record.name, e.record.arguments) for e in executed], config)
-            + tool_count_penalty(len(executed), config))
+            + malformed_penalty(malformed, config)
+            + tool_count_penalty(counted, config))
 
 
 def total_reward(result: float, format_: float, tool: float, config: RewardConfig) -> float:

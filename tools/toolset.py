@@ -44,6 +44,15 @@ TOOLS: dict[str, ToolSpec] = {
 
 REQUIRED_TOOLS = ("get_market_data", "get_stock_indicators")
 
+MALFORMED_ERRORS = ("unknown tool ", "arguments of ", "bad arguments for ")
+"""How the errors of malformed calls begin (an unknown tool, arguments that are not an object or fail the
+tool's schema), as `ToolSet` writes them; other errors (no data, a bad ticker) come from a well-formed call."""
+
+
+def is_malformed(record: ToolCallRecord) -> bool:
+    """True when `record` is a call of an unknown tool or with arguments that fail the tool's schema."""
+    return record.error is not None and record.error.startswith(MALFORMED_ERRORS)
+
 
 def _validation_message(name: str, error: ValidationError) -> str:
     problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors())

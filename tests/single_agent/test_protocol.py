@@ -22,7 +22,7 @@ from single_agent.offered_tools import (
     run_call,
     short_parameters,
 )
-from single_agent.prompting import initial_conversation
+from single_agent.prompting import initial_conversation, system_prompt
 from single_agent.protocol import load_protocol
 from tools import REQUIRED_TOOLS, TOOLS
 
@@ -45,8 +45,20 @@ def write_protocol(tmp_path, **changes) -> str:
 
 def test_the_paper_protocol_offers_every_tool_in_full(paper):
     assert list(paper.tools) == list(TOOLS)
-    assert (paper.max_tool_calls, paper.fallback_action) == (8, Action.HOLD)
+    assert (paper.max_turns, paper.max_tool_calls, paper.advised_tool_calls, paper.fallback_action) == (
+        32, 31, 8, Action.HOLD)
     assert offered_schemas(paper) == [spec.schema() for spec in TOOLS.values()]
+
+
+def test_the_paper_prompt_has_figure_6s_parts_and_nothing_the_debate_is_not_told(paper):
+    text = system_prompt(paper)
+    for name in TOOLS:
+        assert f"- [{'MUST' if name in REQUIRED_TOOLS else 'OPTIONAL'}] {name}\n" in text
+    assert "1. Plan:" in text and "Format rules:" in text and "at most 8 tools" in text
+    assert "week" not in text and "horizon" not in text
+    old = load_protocol("paper_paraphrase")
+    assert "following trading week" in system_prompt(old), "the earlier text stays, under another name"
+    assert (old.max_tool_calls, old.max_turns, old.tools) == (8, 9, paper.tools)
 
 
 def test_the_compact_protocol_offers_the_required_tools_and_two_more_briefly(compact):
@@ -64,7 +76,7 @@ def test_the_prompt_ends_with_the_date_and_the_ticker(smollm2_tokenizer, paper, 
         assert text.rstrip().endswith("Current date: 2024-03-28\nTicker: NVDA<|im_end|>\n<|im_start|>assistant")
         for tag in ("<think>", "</think>", "<answer>BUY</answer>", "<answer>SELL</answer>", "<answer>HOLD</answer>"):
             assert tag in text
-        assert f"at most {protocol.max_tool_calls}" in text
+        assert f"at most {protocol.advised_tool_calls or protocol.max_tool_calls}" in text
 
 
 def test_the_compact_prompt_fits_the_cpu_budget(smollm2_tokenizer, paper, compact):

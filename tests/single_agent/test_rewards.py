@@ -11,6 +11,8 @@ from episode_builders import DATE, call_text, count_words, episode, think
 
 from core.errors import ConfigError
 from market.decision import Action
+from market.sources.embedded import load_embedded
+from market.view import MarketView
 from single_agent.rewards import (
     call_key,
     duplicate_penalty,
@@ -28,6 +30,8 @@ from single_agent.rewards import (
     tool_reward,
     total_reward,
 )
+from tools import ToolSet
+from tools.toolset import is_malformed
 
 BUY, SELL, HOLD = Action.BUY, Action.SELL, Action.HOLD
 
@@ -195,7 +199,8 @@ def test_an_ablation_reward_config_changes_only_what_it_lists_over_its_base():
     paper = load_reward_config("paper").model_dump()
     for name, changed in (("paper_theta200bp", {"theta": 0.02}), ("paper_theta100bp", {"theta": 0.01}),
                           ("paper_wo_format", {"invalid_format": 0.0, "think_bonus": 0.0, "length_in_band": 0.0,
-                                               "length_base": 0.0, "length_slope": 0.0, "empty_segment": 0.0})):
+                                               "length_base": 0.0, "length_slope": 0.0, "empty_segment": 0.0,
+                                               "no_call_format": 0.0})):
         ablated = load_reward_config(name).model_dump()
         assert {k: v for k, v in ablated.items() if v != paper[k]} == {"name": name, **changed}
 
@@ -206,3 +211,62 @@ def test_without_r_tool_no_call_pattern_is_penalised(paper_reward):
     for calls in (0, 1, 4, 5, 8, 9, 30):
         assert tool_count_penalty(calls, ablated) == 0.0
     assert lookahead_penalty(3, ablated) == 0.0 and duplicate_penalty(["a", "a", "b"], ablated) == 0.0
+    assert ablated.malformed_call_penalty == 0.0
+
+
+@pytest.fixture(scope="module")
+def toolset():
+    """A real tool set on NVDA at the episodes' date: its records say which calls were malformed."""
+    market = load_embedded(["NVDA"])
+    return ToolSet(MarketView(market, pd.Timestamp(DATE)))
+
+
+def with_records(done, toolset, calls):
+    """`done` with its exchanges' records replaced by those of running `calls` [(name, arguments)] on `toolset`."""
+    exchanges = [exchange for turn in done.turns for exchange in turn.exchanges]
+    assert len(exchanges) == len(calls)
+    for exchange, (name, arguments) in zip(exchanges, calls):
+        toolset.call(name, arguments)
+        exchange.record = toolset.records[-1]
+    return done
+
+
+def test_malformed_calls_pay_the_penalty_and_do_not_fill_the_count_band(paper, paper_reward, toolset):
+    valid = [("get_market_data", {"ticker": "NVDA"}), ("get_stock_indicators", {"ticker": "NVDA"}),
+             ("get_news_data", {"ticker": "NVDA"})]
+    junk = [("get_weather", {"ticker": "NVDA"}), ("get_market_data", {"ticker": "NVDA", "lookback_days": 0})]
+    texts = [call_text(name, **{k: v for k, v in arguments.items() if k != "ticker"}) for name, arguments in valid + junk]
+    done = with_records(episode(paper, [*texts, "<answer>BUY</answer>"], "answer"), toolset, valid + junk)
+    assert [is_malformed(e.record) for e in done.exchanges] == [False, False, False, True, True]
+    # 3 well-formed calls are counted (<= 4: -|3 - 8|), the 2 junk calls cost 0.1 each and count for nothing
+    assert tool_reward(done, paper_reward) == pytest.approx(-5 - 2 * paper_reward.malformed_call_penalty)
+    assert paper_reward.count_valid_calls_only and paper_reward.malformed_call_penalty > 0
+    padded = paper_reward.model_copy(update={"count_valid_calls_only": False, "malformed_call_penalty": 0.0})
+    assert tool_reward(done, padded) == 0.0, "without the new branches 5 calls of any kind sit in the band"
+
+
+def test_a_call_whose_data_is_missing_is_not_malformed(toolset):
+    toolset.call("get_market_data", {"ticker": "ZZZZ"})
+    record = toolset.records[-1]
+    assert record.error is not None and not is_malformed(record)
+
+
+def test_calls_beyond_eight_reach_the_count_penalty(paper, paper_reward):
+    assert paper.max_turns == 32 and paper.max_tool_calls > 8, "the protocol no longer cuts at 8 calls"
+    assert paper.advised_tool_calls == 8
+    names = ["get_market_data", "get_stock_indicators", "get_news_data", "get_reddit_data", "get_macro_indicators",
+             "get_balance_sheet", "get_cashflow", "get_income_statements", "get_insider_transactions",
+             "get_dividends", "get_earnings_estimate"]
+    done = episode(paper, [*(call_text(name) for name in names), "<answer>HOLD</answer>"], "answer")
+    assert tool_reward(done, paper_reward) == pytest.approx(-(11 - 8))
+
+
+def test_an_episode_without_a_call_scores_the_papers_empty_process(paper, paper_reward, compact, compact_reward):
+    done = episode(paper, [f"{think(5)}\n<answer>SELL</answer>"], "answer")
+    assert format_segments(done) == []
+    assert format_reward(done, paper_reward, count_words) == pytest.approx(0.001)
+    assert tool_reward(done, paper_reward) == -8
+    unanswered = episode(paper, ["<answer>maybe</answer>"], "parse_failure")
+    assert format_reward(unanswered, paper_reward, count_words) == pytest.approx(-1 + 0.001)
+    quick = episode(compact, [f"{think(5)}\n<answer>SELL</answer>"], "answer")
+    assert format_reward(quick, compact_reward, count_words) == 0.0, "the compact reward is unchanged"
