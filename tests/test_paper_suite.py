@@ -47,7 +47,7 @@ def paper_run(tmp_path_factory, prices):
         f"rows.per_backbone.SA.overrides={compact}",
         "rows.per_backbone.SC.overrides={protocol: compact, reward: compact, constrained: true, temperature: 0.7}",
         "rows.per_backbone.MA.overrides={quick: {max_new_tokens: 24}, deep: {max_new_tokens: 32}, constrained: true, "
-        "max_tool_rounds: 1, first_tool_call: required}",
+        "max_tool_rounds: 1, first_tool_call: required, analysts: [market], risk_team: false}",
         f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",
     ), cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
