@@ -217,13 +217,14 @@ def framework_entries(cfg: DictConfig, row_facts: dict, shared: dict, execution:
     """Every configured framework built, then the compute-matched rows (`frameworks.compute_match`)
     deferred until the rows they are matched to have decided."""
     matched = {name: facts["compute_match"] for name, facts in row_facts.items() if facts.get("compute_match")}
-    now = OmegaConf.create({name: row for name, row in cfg.frameworks.items() if name not in matched})
-    entries: list[FrameworkEntry | DeferredEntry] = build_frameworks(now, shared, execution, overlay) if now else []
+    now = [name for name in cfg.frameworks if name not in matched]
+    entries: list[FrameworkEntry | DeferredEntry] = \
+        build_frameworks(cfg.frameworks, shared, execution, overlay, now) if now or not matched else []
 
     def build(name: str, row: DictConfig) -> FrameworkEntry:
         with open_dict(cfg):
-            cfg.frameworks[name] = row
-        return build_frameworks(OmegaConf.create({name: row}), shared, execution, overlay)[0]
+            cfg.frameworks[name] = row  # in the run config, so that its interpolations resolve against the root
+        return build_frameworks(cfg.frameworks, shared, execution, overlay, [name])[0]
 
     for name, match in matched.items():
         entries.append(DeferredEntry(name, deferred_builder(name, cfg.frameworks[name], match["row"], match["unit"],

@@ -100,8 +100,9 @@ def fingerprint_or_explain(framework: TradingFramework, where: str) -> str:
 
 
 def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: DictConfig,
-                     overlay: DictConfig | None = None) -> list[FrameworkEntry]:
-    """Instantiate every configured framework; a bad config stops with one line naming it.
+                     overlay: DictConfig | None = None, names: list[str] | None = None) -> list[FrameworkEntry]:
+    """Instantiate every configured framework (only `names`, when given, in config order); a bad
+    config stops with one line naming it.
 
     A framework's config hash covers its run name and the configs its decisions may depend on:
     its own config and the `shared` inputs (the data config, the tool set), plus — for
@@ -116,6 +117,8 @@ def build_frameworks(configs: DictConfig, shared: dict[str, Any], execution: Dic
                           "+framework@frameworks.NAME=NAME")
     entries = []
     for name, config in configs.items():
+        if names is not None and name not in names:
+            continue
         framework = instantiate_or_explain(config, f"frameworks.{name}")
         if not isinstance(framework, TradingFramework):
             raise ConfigError(f"frameworks.{name}: {config.get('_target_')} is not a TradingFramework")
