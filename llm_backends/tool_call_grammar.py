@@ -9,7 +9,8 @@ sets `additionalProperties` itself). `call_rules` are the Lark rules (llguidance
 one or more such blocks separated by newlines; the server's `tool_choice` builds its grammar from
 them (`llm_backends.serve.constraints`), and `forced_call_grammar` is the grammar of exactly one
 call, for an agent that must read some data before it writes (the debate's analysts with
-`first_tool_call: required`).
+`first_tool_call: required`), its list arguments bounded (SmolLM2, forced to call
+`get_stock_indicators`, otherwise repeated indicator names until the budget cut the call).
 
 Tags are written with `lark_text`, so a tokenizer holding `<tool_call>` as one added token
 (Qwen2.5, the tiny model) can produce them; without a tokenizer (an engine that renders no ids)
@@ -64,8 +65,29 @@ def call_rules(tokenizer: Any | None, tools: list[ToolSchema]) -> list[str]:
     ]
 
 
+def _bounded(schema: Any) -> Any:
+    """`schema` with every array of enumerated items (also inside anyOf / oneOf) held to at most as many
+    items as there are values."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {key: _bounded(value) for key, value in schema.items()}
+    values = (schema.get("items") or {}).get("enum") if schema.get("type") == "array" else None
+    if values:
+        bounded["maxItems"] = min(schema.get("maxItems", len(values)), len(values))
+    return bounded
+
+
+def bounded_lists(tool: ToolSchema) -> ToolSchema:
+    """`tool` with every list parameter of enumerated items held to at most as many items as there are
+    values (`maxItems`), so a forced call cannot repeat values until its token budget cuts it off."""
+    parameters = _bounded(tool["function"].get("parameters") or {})
+    return {**tool, "function": {**tool["function"], "parameters": parameters}}
+
+
 def forced_call_grammar(tokenizer: Any | None, tools: list[ToolSchema]) -> str:
-    """The grammar of exactly one call of one of `tools` (and nothing else)."""
+    """The grammar of exactly one call of one of `tools` (and nothing else), lists bounded (`bounded_lists`)."""
     if not tools:
         raise ValueError("forced_call_grammar: no tools to call")
-    return "\n".join(["start: call", *call_rules(tokenizer, tools)])
+    return "\n".join(["start: call", *call_rules(tokenizer, [bounded_lists(tool) for tool in tools])])

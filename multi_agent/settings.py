@@ -60,8 +60,8 @@ class DebateSettings(BaseModel):
     """"required": an analyst's first turn is decoded under the grammar of one call of its tools
     (tool_choice "required"), so it reads its data at least once (small models rarely call a tool
     unforced); "auto": the model chooses, as in TradingAgents."""
-    tool_call_tokens: int = Field(96, gt=0)
-    """New tokens allowed for a grammar-forced call (a call with a few arguments is ~30-50 tokens)."""
+    tool_call_tokens: int = Field(128, gt=0)
+    """New tokens allowed for a grammar-forced call (~30-50 tokens with a few arguments, ~90 with all eleven indicators)."""
     max_debate_rounds: int = Field(1, ge=1)
     """Bull/bear rounds: each round is one bull turn then one bear turn."""
     risk_team: bool = True

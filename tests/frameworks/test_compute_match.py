@@ -57,3 +57,30 @@ def test_an_explicit_budget_says_so():
     assert explicit_budget(OmegaConf.create({"samples": 3})) == "explicit budget: k = 3 (set in the row's config)"
     assert explicit_budget(OmegaConf.create({"samples": 1})) is None
     assert explicit_budget(OmegaConf.create({})) is None
+
+
+@pytest.mark.slow
+def test_the_run_builds_every_row_from_its_config_and_defers_the_matched_one():
+    """`+suite=paper` on the tiny backbone: FinRL's root interpolations resolve, SC-tiny waits for MA and SA."""
+    import run_benchmark
+    from cli_helpers import ROOT
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    from frameworks.suite_rows import expand_rows
+    from harness.runner import DeferredEntry
+
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["+suite=paper", "backbones=[tiny]", "seeds=[0]",
+                                                       "frameworks.finrl_a2c.timesteps=10", "~frameworks.finrl_ppo"])
+    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0])
+    with open_dict(cfg):
+        cfg.frameworks = rows
+    entries = run_benchmark.framework_entries(cfg, facts)
+    built = [e.name for e in entries if not isinstance(e, DeferredEntry)]
+    assert built == [name for name in rows if name != "SC-tiny"] and "finrl_a2c" in built
+    (deferred,) = [e for e in entries if isinstance(e, DeferredEntry)]
+    assert deferred.name == "SC-tiny" and entries[-1] is deferred, "the matched row runs after MA and SA"
+    ran = RunResult(episodes={}, decisions=[entry("MA-tiny", 900, 100), entry("SA-tiny", 450, 50)])
+    sc = deferred.build(ran)
+    assert sc.framework.samples == 2 == facts["SC-tiny"]["samples"] and cfg.frameworks["SC-tiny"].samples == 2

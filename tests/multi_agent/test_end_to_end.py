@@ -21,7 +21,7 @@ NODES = {"market_analyst", "social_analyst", "news_analyst", "fundamentals_analy
          "bear_researcher", "research_manager", "trader", "aggressive_analyst", "conservative_analyst",
          "neutral_analyst", "portfolio_manager"}
 ANALYSTS = ("market", "social", "news", "fundamentals")
-FORCED_CALL_TOKENS = 96
+FORCED_CALL_TOKENS = 128
 """configs/framework/multi_agent.yaml's tool_call_tokens: the budget of each analyst's grammar-forced first call."""
 
 
