@@ -191,7 +191,7 @@ def test_a_run_without_llm_rows_writes_every_table_with_its_rows_not_run(rule_ro
     efficiency = (rule_rows_only / "paper" / "tables" / "efficiency.md").read_text()
     assert "no LLM row ran (backbones: none)" in efficiency
     aq = next(row for row in efficiency.splitlines() if "| AlphaQuanter-7b " in row)
-    assert aq.count("not run") == 3, "tokens, relative cost and ARR of a row not run"
+    assert aq.count("not run") == 4, "tokens, relative cost, ARR and k of a row not run"
     beside = numbers(rule_rows_only, "efficiency")
     assert set(beside["source"]) == {"paper"}, "the paper's lines, none of ours with numbers"
     summary = (rule_rows_only / "paper" / "summary.md").read_text()
