@@ -46,8 +46,10 @@ def paper_run(tmp_path_factory, prices):
         "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=[MA,SA]",
         f"rows.per_backbone.SA.overrides={compact}",
         "rows.per_backbone.SC.overrides={protocol: compact, reward: compact, constrained: true, temperature: 0.7}",
-        "rows.per_backbone.MA.overrides={quick: {max_new_tokens: 24}, deep: {max_new_tokens: 32}, constrained: true, "
-        "max_tool_rounds: 1, first_tool_call: required, analysts: [market], risk_team: false}",
+        "rows.per_backbone.MA.overrides.quick.max_new_tokens=24", "rows.per_backbone.MA.overrides.deep.max_new_tokens=32",
+        "rows.per_backbone.MA.overrides.constrained=true", "rows.per_backbone.MA.overrides.max_tool_rounds=1",
+        "rows.per_backbone.MA.overrides.first_tool_call=required", "+rows.per_backbone.MA.overrides.analysts=[market]",
+        "+rows.per_backbone.MA.overrides.risk_team=false",
         f"paper.rolling={{months: null, days: {ROLLING_DAYS}, step_days: {ROLLING_STEP}}}", f"hydra.run.dir={out}",
     ), cwd=ROOT, capture_output=True, text=True, env=support_env(), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
