@@ -71,7 +71,7 @@ def test_the_debate_over_an_http_engine_has_a_limit_and_over_a_local_one_none(tm
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     remote = {"llm": "local-server", "overrides": {"base_url": "http://127.0.0.1:9/v1", "cache": False}}
-    over_http = MultiAgentDebate(quick=remote, deep=remote)
+    over_http = MultiAgentDebate(quick=remote, deep=remote, first_tool_call="auto")  # no tokenizer: no forced call
     assert over_http.decision_timeout_s() == REMOTE_DECISION_TIMEOUT_S
     assert MultiAgentDebate(quick={"llm": "tiny"}, deep={"llm": "tiny"}).decision_timeout_s() is None
     assert BuyAndHold().decision_timeout_s() is None

@@ -9,6 +9,7 @@ from cli_helpers import ROOT
 from omegaconf import OmegaConf
 from pydantic import ValidationError
 
+from core.errors import ConfigError
 from frameworks.multi_agent import MultiAgentDebate
 from multi_agent.settings import DebateSettings
 
@@ -81,3 +82,10 @@ def test_a_bad_config_names_what_is_wrong(config, message):
 def test_the_default_config_file_states_the_settings_defaults():
     config = OmegaConf.to_container(OmegaConf.load(CONFIGS / "multi_agent.yaml"), resolve=True)
     assert DebateSettings.model_validate({k: v for k, v in config.items() if not k.startswith("_")}) == DebateSettings()
+
+
+def test_a_forced_first_call_over_a_remote_engine_is_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRADEDUEL_CACHE", str(tmp_path))
+    remote = {"llm": "local-server", "overrides": {"base_url": "http://127.0.0.1:9/v1", "cache": False}}
+    with pytest.raises(ConfigError, match=r"^first_tool_call: 'required' .* set first_tool_call: auto$"):
+        MultiAgentDebate(quick=remote, deep=remote)
