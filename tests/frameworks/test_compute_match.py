@@ -76,7 +76,7 @@ def test_the_run_builds_every_row_from_its_config_and_defers_the_matched_one():
     rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0])
     with open_dict(cfg):
         cfg.frameworks = rows
-    entries = run_benchmark.framework_entries(cfg, facts)
+    entries = run_benchmark.framework_entries(cfg, facts, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)
     built = [e.name for e in entries if not isinstance(e, DeferredEntry)]
     assert built == [name for name in rows if name != "SC-tiny"] and "finrl_a2c" in built
     (deferred,) = [e for e in entries if isinstance(e, DeferredEntry)]
