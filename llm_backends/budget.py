@@ -21,10 +21,15 @@ machine whose cores also serve other work, a parallel region waits for its slowe
 which the scheduler may have taken away: on 2 cores at a load of about 12, the quick suite's
 single-agent row took 2,767 s with torch's default two threads against 929 s with one
 (`benchmarks/busy_threads.py`, results/speed/NOTES.md). `torch_threads` sets the count before
-the engine loads its model; None keeps torch's default.
+the engine loads its model; None keeps torch's default; `idle` takes the cores the 1-minute load
+average leaves free (at least one): on a quiet 2-core machine two threads took the quick suite's
+single-agent row from 161 s to 99 s with the same answers token for token, while a busy machine
+still gets one thread.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 from transformers import PreTrainedModel
@@ -56,10 +61,21 @@ def batch_positions(memory_mb: float, position_bytes: int) -> int:
     return max(1, int((1 - STORE_SHARE) * memory_mb * MIB // (2 * position_bytes)))
 
 
-def use_torch_threads(threads: int | None) -> int:
-    """Set torch's intra-op thread count (None: leave torch's default); returns the count in force."""
+IDLE = "idle"
+"""`torch_threads: idle`: as many threads as the cores the last minute's load average leaves free."""
+
+
+def idle_cores() -> int:
+    """Cores not busy with other work when the engine loads: max(1, cores − round(1-minute load average))."""
+    return max(1, (os.cpu_count() or 1) - round(os.getloadavg()[0]))
+
+
+def use_torch_threads(threads: int | str | None) -> int:
+    """Set torch's intra-op thread count (None: leave torch's default; `idle`: `idle_cores()`); returns the count in force."""
+    if threads == IDLE:
+        threads = idle_cores()
     if threads is not None:
-        if threads < 1:
-            raise ValueError(f"torch_threads must be at least 1 (or null for torch's default), got {threads}")
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"torch_threads must be at least 1, 'idle' or null for torch's default, got {threads!r}")
         torch.set_num_threads(threads)
     return torch.get_num_threads()

@@ -243,7 +243,7 @@ def transformers_engine(
     device: str = "auto",
     dtype: str = "auto",
     memory_mb: float = 4096,
-    torch_threads: int | None = 1,
+    torch_threads: int | str | None = 1,
     max_batch_size: int = 256,
     max_batch_tokens: int | None = None,
     kv_cache_mb: float | None = None,
@@ -254,7 +254,7 @@ def transformers_engine(
 ) -> ChatEngine:
     """Hydra factory: an engine over a local transformers checkpoint folder.
 
-    `torch_threads` is set before the model loads (None: torch's default); `memory_mb` is split
+    `torch_threads` is set before the model loads (None: torch's default; `idle`: the free cores, llm_backends/budget.py); `memory_mb` is split
     into the prefix store and the batch cap (`llm_backends.budget`); `kv_cache_mb` (0: no store)
     or `max_batch_tokens`, when given, replace their share of it.
     """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from llm_backends import budget
 from llm_backends.budget import MIB, STORE_SHARE, batch_positions, kv_position_bytes, store_mb, use_torch_threads
 from llm_backends.configs import load_engine
 from llm_backends.tiny import TinySpec
@@ -41,8 +42,21 @@ def test_the_config_sets_torch_threads_and_null_keeps_them(tiny_root):
         torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize(("cores", "load", "threads"), [(2, 0.1, 2), (2, 0.6, 1), (2, 12.0, 1), (8, 3.2, 5)])
+def test_idle_threads_are_the_cores_the_load_leaves_free(monkeypatch, cores, load, threads):
+    monkeypatch.setattr(budget.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(budget.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    before = torch.get_num_threads()
+    try:
+        assert use_torch_threads("idle") == threads
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_bad_budgets_are_refused_with_the_field():
     with pytest.raises(ValueError, match="torch_threads must be at least 1"):
         use_torch_threads(0)
+    with pytest.raises(ValueError, match="'busy'"):
+        use_torch_threads("busy")
     with pytest.raises(ValueError, match="memory_mb must be positive"):
         batch_positions(0, 512)
