@@ -21,8 +21,8 @@ machine whose cores also serve other work, a parallel region waits for its slowe
 which the scheduler may have taken away: on 2 cores at a load of about 12, the quick suite's
 single-agent row took 2,767 s with torch's default two threads against 929 s with one
 (`benchmarks/busy_threads.py`, results/speed/NOTES.md). `torch_threads` sets the count before
-the engine loads its model; None keeps torch's default; `idle` takes the cores the 1-minute load
-average leaves free (at least one): on a quiet 2-core machine two threads took the quick suite's
+the engine loads its model; None keeps torch's default; `idle` takes the cores other work leaves free
+when the engine loads (at least one): on a quiet 2-core machine two threads took the quick suite's
 single-agent row from 161 s to 99 s with the same answers token for token, while a busy machine
 still gets one thread.
 """
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 
+import psutil
 import torch
 from transformers import PreTrainedModel
 
@@ -62,12 +63,19 @@ def batch_positions(memory_mb: float, position_bytes: int) -> int:
 
 
 IDLE = "idle"
-"""`torch_threads: idle`: as many threads as the cores the last minute's load average leaves free."""
+"""`torch_threads: idle`: as many threads as there are cores other work leaves free right now."""
+
+IDLE_SAMPLE_S = 0.5
+"""Seconds over which `idle_cores` measures how busy the machine is."""
 
 
 def idle_cores() -> int:
-    """Cores not busy with other work when the engine loads: max(1, cores − round(1-minute load average))."""
-    return max(1, (os.cpu_count() or 1) - round(os.getloadavg()[0]))
+    """Cores not busy when the engine loads: max(1, round(n · (1 − u))), n the cores and u the machine's
+    CPU utilisation over the last `IDLE_SAMPLE_S` (psutil). A load average would lag by a minute, so a
+    run started right after an install would still see the install's load."""
+    cores = os.cpu_count() or 1
+    busy = psutil.cpu_percent(interval=IDLE_SAMPLE_S) / 100
+    return max(1, round(cores * (1 - busy)))
 
 
 def use_torch_threads(threads: int | str | None) -> int:

@@ -42,10 +42,10 @@ def test_the_config_sets_torch_threads_and_null_keeps_them(tiny_root):
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize(("cores", "load", "threads"), [(2, 0.1, 2), (2, 0.6, 1), (2, 12.0, 1), (8, 3.2, 5)])
-def test_idle_threads_are_the_cores_the_load_leaves_free(monkeypatch, cores, load, threads):
+@pytest.mark.parametrize(("cores", "percent", "threads"), [(2, 3.0, 2), (2, 55.0, 1), (2, 100.0, 1), (8, 40.0, 5)])
+def test_idle_threads_are_the_cores_other_work_leaves_free(monkeypatch, cores, percent, threads):
     monkeypatch.setattr(budget.os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(budget.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    monkeypatch.setattr(budget.psutil, "cpu_percent", lambda interval: percent)
     before = torch.get_num_threads()
     try:
         assert use_torch_threads("idle") == threads
