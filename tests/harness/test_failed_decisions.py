@@ -139,6 +139,7 @@ def test_the_debate_over_a_dead_endpoint_fails_and_is_decided_again_once_the_ser
             cfg = compose("config", overrides=[
                 "+suite=smoke", "tickers=[MSFT]", "seeds=[0]", "split.test.end=2020-01-06", "progress=false",
                 "report=false", "+framework@frameworks.multi_agent=multi_agent", "frameworks.multi_agent.quick.llm=local-server",
+                "frameworks.multi_agent.first_tool_call=auto",  # a remote engine has no tokenizer for the forced call
                 "frameworks.multi_agent.quick.max_new_tokens=24", "frameworks.multi_agent.deep.max_new_tokens=32",
                 *overrides])
         with open_dict(cfg):
