@@ -97,6 +97,18 @@ def calls(draw, name: str):
     return asof, arguments, draw(st.integers(0, 2**31 - 1))
 
 
+def assert_tampering_changes_nothing(market: MarketData, asof, seed: int, name: str, arguments: dict,
+                                     cutoff=None) -> tuple[ToolSet, ToolSet]:
+    """Call tool `name` through a view at `asof` of `market` and of `market` with everything after the
+    view (or after `cutoff`) rewritten by `perturbed_after`; assert both answer the same and nothing
+    rewritten ("LEAKED") reached the honest record. Returns (honest, tampered) tool sets."""
+    honest = ToolSet(MarketView(market, asof))
+    tampered = ToolSet(MarketView(perturbed_after(market, asof, seed, cutoff=cutoff), asof))
+    assert tampered.call(name, arguments) == honest.call(name, arguments)
+    assert "LEAKED" not in honest.records[0].model_dump_json()
+    return honest, tampered
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(TOOLS))
 def test_data_after_the_view_never_changes_a_tool(name):
@@ -104,11 +116,8 @@ def test_data_after_the_view_never_changes_a_tool(name):
     @given(calls(name))
     def check(call):
         asof, arguments, seed = call
-        honest = ToolSet(MarketView(BASE, asof))
-        tampered = ToolSet(MarketView(perturbed_after(BASE, asof, seed), asof))
-        assert tampered.call(name, arguments) == honest.call(name, arguments)
+        honest, tampered = assert_tampering_changes_nothing(BASE, asof, seed, name, arguments)
         assert tampered.records[0].lookahead == honest.records[0].lookahead
-        assert "LEAKED" not in honest.records[0].model_dump_json()
 
     check()
 
@@ -141,11 +150,8 @@ def test_on_intraday_bars_data_after_the_bar_never_changes_a_tool(name):
     def check(call):
         day, arguments, seed = call
         asof = day + OPEN
-        honest = ToolSet(MarketView(INTRADAY, asof))
         # records after the bar's own stamp are rewritten, whatever the view's cutoff: a view that still
         # used date + 16:00 on this bar would read the rewritten 09:30 .. 16:00 records
-        tampered = ToolSet(MarketView(perturbed_after(INTRADAY, asof, seed, cutoff=asof), asof))
-        assert tampered.call(name, arguments) == honest.call(name, arguments)
-        assert "LEAKED" not in honest.records[0].model_dump_json()
+        assert_tampering_changes_nothing(INTRADAY, asof, seed, name, arguments, cutoff=asof)
 
     check()
