@@ -20,6 +20,7 @@ from core.errors import DataError
 from harness.journal import JournalEntry
 from harness.runner import RunResult
 from harness.schema import EPISODE_KEYS, REQUIRED_COLUMNS, EpisodeKey
+from market.calendar import bar_noun
 from market.data import BAR_COLUMNS, MarketData
 
 OVERLAYS = "overlays.parquet"
@@ -145,6 +146,12 @@ class Run:
     def periods_per_year(self) -> float:
         """``run.json`` ``periods_per_year``; 252 when the run does not say."""
         return float(self.info.get("periods_per_year", 252.0))
+
+    @property
+    def bar_noun(self) -> str:
+        """"day" or "bar" (`market.calendar.bar_noun`) of ``run.json`` ``calendar.frequency``; "day" when unsaid."""
+        frequency = (self.info.get("calendar") or {}).get("frequency")
+        return bar_noun(pd.Timedelta(frequency)) if frequency is not None else "day"
 
     @property
     def frameworks(self) -> list[str]:

@@ -41,6 +41,16 @@ SESSIONS: dict[str, tuple[float, float]] = {"exchange": (252.0, 6.5), "24/7": (3
 Session = Literal["exchange", "24/7"]
 
 
+def bar_noun(frequency: pd.Timedelta) -> str:
+    """"day" when bars are daily, else "bar": a report says "bp/day" and "daily return" only of daily bars."""
+    return "day" if frequency == DAY else "bar"
+
+
+def bar_adjective(noun: str) -> str:
+    """"daily" for "day", else "per-bar" (as in "mean per-bar return")."""
+    return "daily" if noun == "day" else f"per-{noun}"
+
+
 @dataclass(frozen=True)
 class Calendar:
     """Bar frequency, session and the daily decision time of one market (see the module docstring)."""
@@ -68,6 +78,11 @@ class Calendar:
         if self.daily:
             return days / (self.frequency / DAY)
         return days * pd.Timedelta(hours=hours) / self.frequency
+
+    @property
+    def bar_noun(self) -> str:
+        """The bar in report prose and headings: "day" for daily bars, "bar" for any other length."""
+        return bar_noun(self.frequency)
 
     def bar_close(self, stamp: pd.Timestamp) -> pd.Timestamp:
         """When the bar stamped `stamp` closes: the visibility cutoff of a decision on it."""

@@ -112,11 +112,11 @@ def head_to_head(run: Run, returns: pd.DataFrame, pairs: list[tuple[str, str]]) 
     return frame
 
 
-def head_to_head_table(rows: pd.DataFrame, min_count: int = 5) -> pd.DataFrame:
+def head_to_head_table(rows: pd.DataFrame, min_count: int = 5, bar: str = "day") -> pd.DataFrame:
     """The formatted head-to-head table: paired tests, agreement and accuracies with their counts, McNemar."""
     if rows.empty:
         return pd.DataFrame()
-    table = comparison_columns(rows)
+    table = comparison_columns(rows, bar)
     table["agreement %"] = [format_rate(r.agree, r.decisions, min_count) for r in rows.itertuples()]
     table["accuracy A %"] = [format_rate(r.a_right, r.labelled, min_count) for r in rows.itertuples()]
     table["accuracy B %"] = [format_rate(r.b_right, r.labelled, min_count) for r in rows.itertuples()]

@@ -44,6 +44,7 @@ import pandas as pd
 
 from core.errors import USER_ERROR_EXIT, UserError, one_line
 from harness.run_directory import Run, load_run
+from market.calendar import bar_adjective
 from metrics import plots
 from metrics.agent_rows import agent_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
@@ -70,7 +71,7 @@ from metrics.verdict import verdict
 
 def _spa_caption(result: Significance) -> str:
     if result.spa is None:
-        return f"no SPA test: benchmark {result.benchmark} not in the run, alone, or too few days"
+        return f"no SPA test: benchmark {result.benchmark} not in the run, alone, or too few {result.bar}s"
     return (
         f"Hansen SPA of all frameworks vs {result.benchmark}: consistent p = "
         f"{format_value(result.spa['consistent'], digits=3)} (lower {format_value(result.spa['lower'], digits=3)}, "
@@ -78,12 +79,12 @@ def _spa_caption(result: Significance) -> str:
     )
 
 
-def _pairs_caption(pairs: Sequence[tuple[str, str]], chosen: bool, min_count: int) -> str:
+def _pairs_caption(pairs: Sequence[tuple[str, str]], chosen: bool, min_count: int, bar: str) -> str:
     if not pairs:
         return ("No head-to-head pairs: no framework made LLM calls (the default pairs every LLM framework with "
                 "every other); choose pairs with --pair A B")
     return (f"Head to head, A - B ({'chosen pairs' if chosen else 'every LLM framework against every other'}): "
-            "paired tests on daily portfolio returns as in the significance table, Holm over the pairs; agreement = "
+            f"paired tests on {bar_adjective(bar)} portfolio returns as in the significance table, Holm over the pairs; agreement = "
             "same action on the same (ticker, date[, seed]); accuracy against the regime label; McNemar's test on "
             "regime accuracy (exact below 25 discordant decisions; optimistic, as neighbouring labels overlap); "
             f"rates from fewer than {min_count} cases suppressed")
@@ -100,36 +101,37 @@ def build_tables(
     pairs = list(pairs) if chosen else default_pairs(run)
     pair_rows = head_to_head(run, returns, pairs)
     confusion, regime_scores = regime_tables(run, min_count)
-    days, periods = result.days, run.periods_per_year
+    days, periods, bar = result.days, run.periods_per_year, result.bar
+    daily = bar_adjective(bar)
     nu = int(result.comparisons["df"].max()) if not result.comparisons.empty else 0
     tables = [
         ("main", main_table(run, returns, benchmark, reps, seed),
-         f"Per-ticker total return TR over the {days} days and the means over tickers (the paper's 'average') of TR, "
-         f"ARR, SR_ann and MDD, mean over seeds; value [95 % stationary-bootstrap CI]; * / ** = mean daily return "
+         f"Per-ticker total return TR over the {days} {bar}s and the means over tickers (the paper's 'average') of TR, "
+         f"ARR, SR_ann and MDD, mean over seeds; value [95 % stationary-bootstrap CI]; * / ** = mean {daily} return "
          f"differs from {benchmark}'s at Holm-adjusted p < 0.05 / 0.01 (per ticker; on the equal-weight portfolio "
          f"for mean TR; family: every cell); ARR = (V_T/V_0)^(P/T) - 1 annualises the window (exponent "
          f"{periods / max(days, 1):.1f}); SR_ann = SR_day x sqrt(P); the MDD interval is indicative; seed range = "
          "lowest to highest mean TR of a framework's seeds"),
         ("portfolio", portfolio_table(result),
-         "Each framework's equal-weight daily portfolio (mean over its tickers and seeds), the series every test uses: "
-         "mean daily return, TR, SR_day (per day: PSR and DSR are defined on it), SR_ann = SR_day x sqrt(P), PSR = "
+         f"Each framework's equal-weight {daily} portfolio (mean over its tickers and seeds), the series every test "
+         f"uses: mean {daily} return, TR, SR_day (per {bar}: PSR and DSR are defined on it), SR_ann = SR_day x sqrt(P), PSR = "
          "P(true SR_day > 0), DSR = PSR deflated for the configurations of that framework a sweep tried (DSR configs; "
          f"1 = nothing to deflate, DSR = PSR), MCS = Model Confidence Set at 90 %. {_spa_caption(result)}"),
         ("significance", comparisons_table(result),
-         f"Paired tests on daily portfolio returns, framework minus reference ({benchmark}, and the best by mean daily "
-         f"return, {result.best}): mean difference in bp/day [95 % CI] (EWC long-run variance, t with {nu} d.f.), "
+         f"Paired tests on {daily} portfolio returns, framework minus reference ({benchmark}, and the best by mean "
+         f"{daily} return, {result.best}): mean difference in bp/{bar} [95 % CI] (EWC long-run variance, t with {nu} d.f.), "
          "p raw and Holm-adjusted within each reference, MDE = the difference found with 80 % power at 5 %, "
          "SR_day difference (Ledoit-Wolf delta method, EWC) with p raw and Holm"),
-        ("head_to_head", head_to_head_table(pair_rows, min_count), _pairs_caption(pairs, chosen, min_count)),
+        ("head_to_head", head_to_head_table(pair_rows, min_count, bar), _pairs_caption(pairs, chosen, min_count, bar)),
         ("seed_tests", seed_comparisons_table(result),
          f"Each seed of a framework run with several seeds, alone (like for like with single-run baselines): TR and "
          f"SR_day of that seed's equal-weight portfolio, paired tests vs {benchmark}, Holm over the framework's seeds"),
         ("paper", paper_table(run),
-         f"The AlphaQuanter paper's layout and conventions over {days} days: ARR % = ((V_T/V_0)^(P/T) - 1) x 100, "
-         "SR = annualised Sharpe ratio = mean/std of daily returns x sqrt(P) (SR_ann), MDD %; AVG = mean over tickers; "
+         f"The AlphaQuanter paper's layout and conventions over {days} {bar}s: ARR % = ((V_T/V_0)^(P/T) - 1) x 100, "
+         f"SR = annualised Sharpe ratio = mean/std of {daily} returns x sqrt(P) (SR_ann), MDD %; AVG = mean over tickers; "
          "mean over seeds"),
         ("metrics", metrics_table(run),
-         "metrics.csv: means over tickers (ticker=AVG rows), mean over seeds; SR_day per day, "
+         f"metrics.csv: means over tickers (ticker=AVG rows), mean over seeds; SR_day per {bar}, "
          "SR_ann = SR_day x sqrt(P)"),
         ("seeds", seeds_table(run, seed=seed), "Seed aggregation over seeds x tickers (stratified bootstrap 95 % CI)"),
         ("activity", activity_table(run, min_count),
@@ -155,6 +157,9 @@ def _facts(run: Run) -> str:
         f"- tickers: {', '.join(run.tickers)}; seeds: {', '.join(map(str, seeds))}",
         f"- window: {window}; {format_value(run.periods_per_year, digits=0)} periods per year",
     ]
+    if run.bar_noun == "bar":
+        minutes = pd.Timedelta(info["calendar"]["frequency"]) / pd.Timedelta(minutes=1)
+        lines.append(f"- bars of {minutes:g} minutes: every table and test is per bar")
     return "\n".join(lines) + "\n"
 
 

@@ -134,13 +134,14 @@ def activity_table(run: Run, min_count: int = MIN_COUNT) -> pd.DataFrame:
     episodes = _episode_activity(run)
     totals = episodes.groupby(level="framework", sort=False).sum().reindex(run.frameworks)
     turnover = episodes["turnover"].groupby(level="framework", sort=False).mean().reindex(run.frameworks)
+    bar = run.bar_noun
     return pd.DataFrame(
         {
             "episodes": episodes.groupby(level="framework", sort=False).size().reindex(run.frameworks).map(str),
             "closed trades": totals["closed"].map(lambda v: f"{v:.0f}"),
             "win rate/trade %": [format_rate(r.wins, r.closed, min_count) for r in totals.itertuples()],
-            "win rate/day %": [format_rate(r.up, r.moved, min_count) for r in totals.itertuples()],
-            "exposure % of days": [format_rate(r.held, r.periods, min_count) for r in totals.itertuples()],
+            f"win rate/{bar} %": [format_rate(r.up, r.moved, min_count) for r in totals.itertuples()],
+            f"exposure % of {bar}s": [format_rate(r.held, r.periods, min_count) for r in totals.itertuples()],
             "turnover /yr": turnover.map(lambda v: format_value(v, digits=2)),
         },
         index=pd.Index(run.frameworks, name="framework"),

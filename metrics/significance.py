@@ -52,6 +52,9 @@ class Significance:
     best: str
     benchmark: str
     days: int
+    """Bars in the portfolio series (days on daily data)."""
+    bar: str = "day"
+    """What one of those bars is called in prose and headings ("day" or "bar", `Run.bar_noun`)."""
 
 
 def paired_row(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -146,5 +149,5 @@ def significance(
     comparisons = pd.concat(blocks, names=["against", "framework"]) if blocks else pd.DataFrame()
     return Significance(
         portfolio=numbers, comparisons=comparisons, seed_comparisons=seed_comparisons(returns, benchmark),
-        spa=spa, best=best, benchmark=benchmark, days=days,
+        spa=spa, best=best, benchmark=benchmark, days=days, bar=run.bar_noun,
     )

@@ -2,7 +2,8 @@
 
 Differences of mean daily returns print in basis points per day with their 95 % CI (EWC t
 interval), p-values raw and Holm-adjusted with three decimals, and the minimum detectable
-effect (MDE: the true difference the test would find with 80 % power at 5 %).
+effect (MDE: the true difference the test would find with 80 % power at 5 %). On bars other
+than days the headings say "bars" and "bp/bar" (``bar``: `Significance.bar`).
 """
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ from metrics.tables import format_ci, format_columns
 
 BASIS_POINTS = 1e4
 
-PORTFOLIO_FORMATS: dict[str, tuple[str, float, int]] = {
-    "days": ("days", 1.0, 0), "mean": ("mean bp/day", BASIS_POINTS, 2), "TR": ("TR %", 100.0, 1),
-    "SR_day": ("SR_day", 1.0, 3), "SR_ann": ("SR_ann", 1.0, 2), "PSR": ("PSR", 1.0, 3), "DSR": ("DSR", 1.0, 3),
-    "configurations": ("DSR configs", 1.0, 0), "pvalue": ("MCS p", 1.0, 3),
-}
-"""Portfolio column -> (table heading, scale, decimals)."""
+def portfolio_formats(bar: str = "day") -> dict[str, tuple[str, float, int]]:
+    """Portfolio column -> (table heading, scale, decimals)."""
+    return {
+        "days": (f"{bar}s", 1.0, 0), "mean": (f"mean bp/{bar}", BASIS_POINTS, 2), "TR": ("TR %", 100.0, 1),
+        "SR_day": ("SR_day", 1.0, 3), "SR_ann": ("SR_ann", 1.0, 2), "PSR": ("PSR", 1.0, 3), "DSR": ("DSR", 1.0, 3),
+        "configurations": ("DSR configs", 1.0, 0), "pvalue": ("MCS p", 1.0, 3),
+    }
 
-TEST_FORMATS: dict[str, tuple[str, float, int]] = {
-    "p_mean": ("p", 1.0, 3), "p_mean_holm": ("p Holm", 1.0, 3), "mde_mean": ("MDE bp/day", BASIS_POINTS, 1),
-    "dsharpe": ("d SR_day", 1.0, 3), "p_sharpe": ("p SR", 1.0, 3), "p_sharpe_holm": ("p SR Holm", 1.0, 3),
-}
-"""Comparison column -> (table heading, scale, decimals); the difference and its CI are formatted apart."""
+
+def comparison_formats(bar: str = "day") -> dict[str, tuple[str, float, int]]:
+    """Comparison column -> (table heading, scale, decimals); the difference and its CI are formatted apart."""
+    return {
+        "p_mean": ("p", 1.0, 3), "p_mean_holm": ("p Holm", 1.0, 3), "mde_mean": (f"MDE bp/{bar}", BASIS_POINTS, 1),
+        "dsharpe": ("d SR_day", 1.0, 3), "p_sharpe": ("p SR", 1.0, 3), "p_sharpe_holm": ("p SR Holm", 1.0, 3),
+    }
 
 
 def difference_cells(rows: pd.DataFrame) -> pd.Series:
@@ -36,17 +40,17 @@ def difference_cells(rows: pd.DataFrame) -> pd.Series:
     )
 
 
-def comparison_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    """Days, the difference with its CI, p-values, MDE and the Sharpe test of paired-test rows, formatted."""
-    formatted = format_columns(rows, TEST_FORMATS)
-    formatted.insert(0, "d mean bp/day [95 % CI]", difference_cells(rows))
-    formatted.insert(0, "days", rows["days"].map(lambda v: f"{v:.0f}"))
+def comparison_columns(rows: pd.DataFrame, bar: str = "day") -> pd.DataFrame:
+    """Days (bars), the difference with its CI, p-values, MDE and the Sharpe test of paired-test rows, formatted."""
+    formatted = format_columns(rows, comparison_formats(bar))
+    formatted.insert(0, f"d mean bp/{bar} [95 % CI]", difference_cells(rows))
+    formatted.insert(0, f"{bar}s", rows["days"].map(lambda v: f"{v:.0f}"))
     return formatted
 
 
 def portfolio_table(result: Significance) -> pd.DataFrame:
     """Per framework: the portfolio's days, mean, TR, SR_day, SR_ann, PSR, DSR and its N, MCS p and membership."""
-    table = format_columns(result.portfolio, PORTFOLIO_FORMATS)
+    table = format_columns(result.portfolio, portfolio_formats(result.bar))
     if "included" in result.portfolio:
         table["in MCS"] = result.portfolio["included"].map(lambda v: "yes" if v else "no")
     return table
@@ -56,7 +60,7 @@ def comparisons_table(result: Significance) -> pd.DataFrame:
     """Rows (vs reference, framework): the paired tests of :class:`Significance`, formatted."""
     if result.comparisons.empty:
         return pd.DataFrame()
-    table = comparison_columns(result.comparisons)
+    table = comparison_columns(result.comparisons, result.bar)
     return table.rename(index=lambda name: f"vs {name}", level="against")
 
 
@@ -66,4 +70,4 @@ def seed_comparisons_table(result: Significance) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame()
     numbers = format_columns(rows, {"TR": ("TR %", 100.0, 1), "SR_day": ("SR_day", 1.0, 3)})
-    return numbers.join(comparison_columns(rows).drop(columns=["days"]))
+    return numbers.join(comparison_columns(rows, result.bar).drop(columns=[f"{result.bar}s"]))

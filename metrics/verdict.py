@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from harness.run_directory import Run
+from market.calendar import bar_adjective
 from metrics.action_mix import action_mix, degenerate_sentence
 from metrics.head_to_head import llm_frameworks
 from metrics.significance import Significance
@@ -36,21 +37,22 @@ def _label(name: object) -> str:
     return " vs ".join(name) if isinstance(name, tuple) else str(name)
 
 
-def _names(rows: pd.DataFrame, test: str) -> str:
+def _names(rows: pd.DataFrame, test: str, bar: str) -> str:
     """``a (+1.23 bp/day, Holm p = 0.003), ...`` (``test`` "mean") or ``a (+0.123 SR_day, ...)`` ("sharpe")."""
-    estimate, scale, unit, digits = ("dmean", 1e4, "bp/day", 2) if test == "mean" else ("dsharpe", 1.0, "SR_day", 3)
+    estimate, scale, unit, digits = ("dmean", 1e4, f"bp/{bar}", 2) if test == "mean" else ("dsharpe", 1.0, "SR_day", 3)
     return ", ".join(
         f"{_label(name)} ({row[estimate] * scale:+.{digits}f} {unit}, Holm p = {row[f'p_{test}_holm']:.3f})"
         for name, row in rows.iterrows()
     )
 
 
-def _family_sentence(rows: pd.DataFrame, subject: str, family: str) -> str:
+def _family_sentence(rows: pd.DataFrame, subject: str, family: str, bar: str) -> str:
     """What survives Holm in one family of comparisons, in mean daily return and in Sharpe ratio."""
     means = rows[rows["p_mean_holm"] < LEVEL]
     sharpes = rows[rows["p_sharpe_holm"] < LEVEL]
+    returns = f"mean {bar_adjective(bar)} return"
     if len(means):
-        text = f"{subject}, {_names(means, 'mean')} differ{'s' if len(means) == 1 else ''} in mean daily return"
+        text = f"{subject}, {_names(means, 'mean', bar)} differ{'s' if len(means) == 1 else ''} in {returns}"
     else:
         raw = rows["p_mean"].astype(float)
         detail = ""
@@ -58,10 +60,10 @@ def _family_sentence(rows: pd.DataFrame, subject: str, family: str) -> str:
             closest = raw.idxmin()
             detail = (f" (closest: {_label(closest)}, p = {raw[closest]:.3f}, Holm-adjusted "
                       f"{rows.loc[closest, 'p_mean_holm']:.3f})")
-        text = f"{subject}, no mean daily return differs{detail}"
+        text = f"{subject}, no {returns} differs{detail}"
     text += f" at 5 % after Holm's correction over {len(rows)} {family}"
     if len(sharpes):
-        text += f"; in Sharpe ratio {_names(sharpes, 'sharpe')} do"
+        text += f"; in Sharpe ratio {_names(sharpes, 'sharpe', bar)} do"
     else:
         text += "; nor does any Sharpe ratio"
     return text + "."
@@ -73,13 +75,13 @@ def significance_sentences(result: Significance, pairs: pd.DataFrame) -> list[st
     comparisons = result.comparisons
     if not comparisons.empty and result.benchmark in comparisons.index.get_level_values("against"):
         rows = comparisons.xs(result.benchmark, level="against")
-        sentences.append(_family_sentence(rows, f"Against {result.benchmark}", "frameworks"))
+        sentences.append(_family_sentence(rows, f"Against {result.benchmark}", "frameworks", result.bar))
     if result.spa is not None:
         finds = "finds" if result.spa["consistent"] < LEVEL else "does not find"
         sentences.append(f"Hansen's SPA {finds} a framework that beats {result.benchmark} "
                          f"(consistent p = {result.spa['consistent']:.3f}).")
     if not pairs.empty:
-        sentences.append(_family_sentence(pairs, "Head to head", "pairs"))
+        sentences.append(_family_sentence(pairs, "Head to head", "pairs", result.bar))
     return sentences
 
 
@@ -94,8 +96,9 @@ def power_sentence(result: Significance, pairs: pd.DataFrame, periods_per_year: 
     sharpe = sharpe[np.isfinite(sharpe)]
     nu = int(rows["df"].max())
     median = float(np.median(mde))
-    text = (f"At T = {result.days} days a 5 % test reaches 80 % power only for mean daily-return differences of "
-            f"about {median * 1e4:.1f} bp/day or more ({mde.min() * 1e4:.1f} to {mde.max() * 1e4:.1f} over the "
+    bar = result.bar
+    text = (f"At T = {result.days} {bar}s a 5 % test reaches 80 % power only for mean {bar_adjective(bar)}-return "
+            f"differences of about {median * 1e4:.1f} bp/{bar} or more ({mde.min() * 1e4:.1f} to {mde.max() * 1e4:.1f} over the "
             f"comparisons; MDE = (t_nu,0.975 + t_nu,0.80) x SE, nu = {nu}), about {median * result.days * 100:.1f} % "
             "over the window")
     if len(sharpe):
@@ -113,12 +116,12 @@ def leader_sentence(result: Significance) -> str:
     by_mean = str(portfolio["mean"].astype(float).idxmax())
     if by_sharpe == by_mean:
         text = (f"By point estimate {by_sharpe} leads on both portfolio SR_ann "
-                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and mean daily return")
+                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and mean {bar_adjective(result.bar)} return")
     else:
         text = (f"By point estimate {by_sharpe} has the highest portfolio SR_ann "
-                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and {by_mean} the highest mean daily return")
+                f"({portfolio.loc[by_sharpe, 'SR_ann']:.2f}) and {by_mean} the highest mean {bar_adjective(result.bar)} return")
     if "included" not in portfolio:
-        return text + f"; no Model Confidence Set on {result.days} days, so no best is named."
+        return text + f"; no Model Confidence Set on {result.days} {result.bar}s, so no best is named."
     members = [str(name) for name in portfolio.index[portfolio["included"].astype(bool)]]
     if len(members) == 1:
         return text + f"; the 90 % Model Confidence Set keeps only {members[0]}, the best at that level."
@@ -131,7 +134,7 @@ def leader_sentence(result: Significance) -> str:
 def caveat_sentence(run: Run, result: Significance, pairs: pd.DataFrame) -> str:
     """Part 4: window and regime, tickers and seeds, what the tests are on, what is indicative."""
     start, end = run.equity["date"].min(), run.equity["date"].max()
-    text = f"Caveats: one {result.days}-day window ({start:%Y-%m-%d} .. {end:%Y-%m-%d}), one market regime"
+    text = f"Caveats: one {result.days}-{result.bar} window ({start:%Y-%m-%d} .. {end:%Y-%m-%d}), one market regime"
     if result.benchmark in result.portfolio.index:
         returned = result.portfolio.loc[result.benchmark, "TR"] * 100
         text += f" (the {result.benchmark} portfolio returned {returned:+.1f} %)"
@@ -149,7 +152,7 @@ def verdict(run: Run, result: Significance, pairs: pd.DataFrame) -> str:
     """The verdict paragraph of a run: degenerate policies, significance, power, leaders, caveats."""
     constant = degenerate_sentence(action_mix(run, llm_frameworks(run)))
     if result.days < 2:
-        parts = [f"Too few days ({result.days}) for any test or interval: the numbers below are descriptive only.",
+        parts = [f"Too few {result.bar}s ({result.days}) for any test or interval: the numbers below are descriptive only.",
                  constant, caveat_sentence(run, result, pairs)]
     else:
         parts = [constant, *significance_sentences(result, pairs), power_sentence(result, pairs, run.periods_per_year),
