@@ -262,6 +262,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     facts, table, result = run_episodes(run_dir, data, spec, frameworks, toolset_factory, bool(cfg.progress),
                                         cfg.name, row_facts, overlay=overlay)
     frameworks = result.entries
+    facts["benchmark"] = str(cfg.benchmark) if cfg.benchmark is not None else task.benchmark
     if any(facts_.get("compute_match") for facts_ in row_facts.values()):  # the matched rows' k, now known
         (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     (run_dir / "run.json").write_text(json.dumps(facts, indent=2) + "\n")

@@ -1,6 +1,6 @@
 """The report of a run directory: ``summary.md``, ``tables/`` (Markdown + LaTeX) and ``plots/`` (PNG).
 
-    python -m metrics.report RUN_DIR [--benchmark buy_and_hold] [--reps 1000] [--seed 0]
+    python -m metrics.report RUN_DIR [--benchmark NAME] [--reps 1000] [--seed 0]
         [--pair A B]... [--sweep RUN_DIR...] [--min-count 5]
 
 Reads what the runner wrote (docs/run_directory.md) and recomputes no decision. ``summary.md``
@@ -164,16 +164,18 @@ def _facts(run: Run) -> str:
 
 
 def write_report(
-    run_dir: Path | str, benchmark: str = "buy_and_hold", reps: int = 1000, seed: int = 0,
+    run_dir: Path | str, benchmark: str | None = None, reps: int = 1000, seed: int = 0,
     pairs: Sequence[tuple[str, str]] | None = None, sweep: Sequence[Path | str] = (), min_count: int = MIN_COUNT,
 ) -> Path:
     """Write ``summary.md``, ``tables/`` and ``plots/`` into ``run_dir``; return the path of ``summary.md``.
 
-    ``pairs``: head-to-head pairs (default: every LLM framework against every other); ``sweep``:
+    ``benchmark``: the framework the tests compare against (default: the run's, ``run.json`` ``benchmark``,
+    buy_and_hold for runs that do not name one); ``pairs``: head-to-head pairs (default: every LLM framework against every other); ``sweep``:
     the other run directories of a sweep, whose configurations the DSR deflates for;
     ``min_count``: fewest cases behind a printed rate.
     """
     run = load_run(run_dir)
+    benchmark = benchmark or run.info.get("benchmark", "buy_and_hold")
     tables_dir = run.path / "tables"
     plots_dir = run.path / "plots"
     plots_dir.mkdir(exist_ok=True)
@@ -205,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m metrics.report RUN_DIR``."""
     parser = argparse.ArgumentParser(prog="python -m metrics.report", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--benchmark", default="buy_and_hold", help="framework the tests compare against")
+    parser.add_argument("--benchmark", help="framework the tests compare against (default: the run's, run.json benchmark)")
     parser.add_argument("--reps", type=int, default=1000, help="bootstrap replications")
     parser.add_argument("--seed", type=int, default=0, help="seed of every bootstrap")
     parser.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),

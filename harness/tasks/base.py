@@ -62,6 +62,8 @@ class Task(ABC):
     """A task: its config, its episodes, its checks, its simulator and its fallback (module docstring)."""
 
     name: ClassVar[str]
+    benchmark: ClassVar[str] = "buy_and_hold"
+    """The framework a report's tests compare every other against, unless the run names one (`benchmark`)."""
     multi_instrument: ClassVar[bool] = False
     """True when a decision is about a universe (the context lists it in `universe`)."""
 

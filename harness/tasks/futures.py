@@ -90,6 +90,7 @@ class FuturesTask(Task):
     """Episodes: one perpetual per ticker, over its bars in the window (the whole last day for intraday bars)."""
 
     name = "futures"
+    benchmark = "long_1x"
 
     def __init__(self, config: FuturesConfig | None = None):
         super().__init__(config or FuturesConfig())

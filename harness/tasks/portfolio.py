@@ -95,6 +95,7 @@ class PortfolioTask(Task):
     """One episode: the universe of the configured tickers over their common bars in the window."""
 
     name = "portfolio"
+    benchmark = "equal_weight"
     multi_instrument = True
 
     def __init__(self, config: PortfolioConfig | None = None):
