@@ -19,7 +19,8 @@ facts and every table:
 * ``seed_tests`` — each seed of a stochastic framework against the benchmark;
 * ``paper`` — the AlphaQuanter paper's layout and conventions (ARR, annualised SR, MDD);
 * ``metrics``, ``seeds``, ``activity`` (rates with their counts), ``efficiency``,
-  ``regime_scores``, ``regime_confusion``;
+  ``regime_scores``, ``regime_confusion`` (when some decision has a regime label: an action on one
+  ticker's bars; a portfolio's weights and a futures target have none);
 * ``agents`` — for runs with LLM frameworks: valid answers, fallbacks, parse failures, tokens
   and tool calls per decision, regime accuracy over model-made decisions, reward components,
   constrained decoding, and knowledge-cutoff warnings (:mod:`metrics.agent_rows`);
@@ -144,6 +145,8 @@ def build_tables(
          f"(n); macro-F1 left out below {min_count}"),
         ("regime_confusion", confusion, "Confusion matrices: regime (rows) x decision (columns)"),
     ]
+    if not confusion.to_numpy().sum():
+        tables = [table for table in tables if table[0] not in ("regime_scores", "regime_confusion")]
     return verdict(run, result, pair_rows), tables
 
 

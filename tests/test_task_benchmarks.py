@@ -1,4 +1,5 @@
-"""The report's benchmark is the task's (buy_and_hold, equal_weight, long_1x) unless the run names one."""
+"""The report's benchmark is the task's (buy_and_hold, equal_weight, long_1x) unless the run names one, and a
+portfolio report leaves out the regime tables (no decision of it has a regime label)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def test_a_portfolio_report_tests_against_equal_weight(tmp_path):
     assert json.loads((tmp_path / "run.json").read_text())["benchmark"] == "equal_weight"
     summary = write_report(tmp_path, reps=50).read_text()
     assert "Against equal_weight," in summary and "vs equal_weight" in summary
+    assert "## regime" not in summary  # weights on a universe have no regime label
 
 
 @pytest.mark.slow
