@@ -3,6 +3,7 @@
     FOLDER/weights.pt      the model's state_dict (`torch.save`)
     FOLDER/config.json     what rebuilds the model and its inputs (architecture, feature scaling, ...)
     FOLDER/training.json   facts of the training run (seed, data window, wall and CPU seconds, losses)
+    FOLDER/<name>          anything else the trainer moves in (`include`, e.g. its log/)
 
 `save_checkpoint` writes into a private staging folder next to FOLDER and renames it (an existing
 FOLDER is replaced only once the new one is complete), so a killed training never leaves a
@@ -59,8 +60,12 @@ def weights_fingerprint(state: Mapping[str, torch.Tensor], config: Mapping) -> s
     return digest.hexdigest()
 
 
-def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: Mapping, facts: Mapping) -> str:
-    """Write `model`'s weights, `config` and `facts` (JSON-able) into `folder` atomically; return the fingerprint."""
+def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: Mapping, facts: Mapping,
+                    include: Mapping[str, Path] | None = None) -> str:
+    """Write `model`'s weights, `config` and `facts` (JSON-able) into `folder` atomically; return the fingerprint.
+
+    `include` maps names to files or folders moved into the checkpoint under those names (e.g. a
+    training log written next to it while training); they are not part of the fingerprint."""
     folder = Path(folder)
     state = {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
     config, facts = json.loads(_canonical(config)), json.loads(json.dumps(dict(facts), default=str))
@@ -70,6 +75,8 @@ def save_checkpoint(folder: str | Path, model: torch.nn.Module, config: Mapping,
         torch.save(state, staging / WEIGHTS_FILE)
         (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
         (staging / FACTS_FILE).write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
+        for name, path in (include or {}).items():
+            shutil.move(str(path), str(staging / name))
 
     if folder.exists():
         old = folder.with_name(f"{folder.name}.old")

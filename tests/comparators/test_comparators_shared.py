@@ -163,3 +163,12 @@ def test_view_features_are_point_in_time():
     assert len(early) == 41
     pd.testing.assert_frame_equal(late.iloc[:41], early)
     assert early["news_sentiment"].abs().sum() > 0
+
+
+def test_checkpoint_moves_in_what_the_trainer_asks_outside_the_fingerprint(tmp_path):
+    log = tmp_path / "log-partial"
+    log.mkdir()
+    (log / "log.csv").write_text("step\n1\n")
+    printed = save_checkpoint(tmp_path / "c", _Tiny(4), {"width": 4}, {}, include={"log": log})
+    assert (tmp_path / "c" / "log" / "log.csv").read_text() == "step\n1\n" and not log.exists()
+    assert fingerprint(tmp_path / "c") == printed
