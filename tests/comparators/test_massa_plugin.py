@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from massa_fixtures import DATES, MARKET, SEEN_UNTIL, UNIVERSE, scaling, write_checkpoint
 
+from comparators.massa.evaluate import evaluate_checkpoint
 from comparators.massa.inputs import decision_row, window_market
 from core.errors import ConfigError
 from frameworks.massa import MassaFramework, mean_pairwise_correlation
@@ -117,3 +118,16 @@ def test_the_action_correlation_is_the_mean_off_diagonal_pearson_correlation():
     base = np.linspace(-1, 1, 10)
     actions = np.column_stack([base, 2 * base, -base, np.zeros(10)])  # the constant agent is left out
     assert mean_pairwise_correlation(actions) == pytest.approx((1 - 1 - 1) / 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["massa", "random_signal"])
+def test_the_evaluation_module_reproduces_the_runners_equity(tmp_path, variant):
+    """comparators.massa.evaluate (whole-window features, no journal) and the runner give the same episode."""
+    write_checkpoint(tmp_path / "policy", variant)
+    result = run(MassaFramework({0: str(tmp_path / "policy")}), tmp_path / "journal.sqlite")
+    market = window_market(MarketView(MARKET, END), UNIVERSE, START, END, scaling(2))
+    row, returns = evaluate_checkpoint(tmp_path / "policy", market, PortfolioConfig(), seed=0)
+    equity = next(iter(result.episodes.values())).equity["equity"]
+    np.testing.assert_allclose(returns.to_numpy(), equity.pct_change().dropna().to_numpy(), rtol=1e-6, atol=1e-9)
+    assert row["TR"] == pytest.approx(equity.iloc[-1] / equity.iloc[0] - 1.0, rel=1e-6)
