@@ -28,6 +28,7 @@ import pandas as pd
 from comparators.massa.agent import MassaAgent, load_agent
 from comparators.massa.env import weights_decision
 from comparators.massa.inputs import InputScaling, decision_row
+from comparators.massa.orders import SCALE_TOLERANCE
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from market.decision import Decision, DecisionContext, Trace
@@ -81,7 +82,7 @@ class MassaFramework(TradingFramework):
             if executed:
                 actions = np.array([a for a, _ in executed])
                 scales = np.array([s for _, s in executed])
-                facts.update(decisions=len(executed), scaled_share=float((scales < 1.0).mean()),
+                facts.update(decisions=len(executed), scaled_share=float((scales < 1.0 - SCALE_TOLERANCE).mean()),
                              mean_buy_scale=float(scales.mean()), action_correlation=mean_pairwise_correlation(actions))
             seeds[str(seed)] = facts
         return {"seeds": seeds}

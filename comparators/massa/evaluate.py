@@ -29,7 +29,7 @@ import pandas as pd
 from comparators.massa.agent import MassaAgent, load_agent
 from comparators.massa.env import Market, weights_decision
 from comparators.massa.inputs import window_market
-from comparators.massa.orders import Orders
+from comparators.massa.orders import SCALE_TOLERANCE, Orders
 from comparators.massa.summary import tests_markdown
 from comparators.massa.train import suite_inputs
 from core.errors import exit_on_user_error
@@ -68,7 +68,7 @@ def evaluate_checkpoint(folder: Path, market: Market, task: PortfolioConfig, see
     actions = np.array([a for a, _ in extras])
     scales = np.array([s for _, s in extras])
     row = {**metrics_row(equity["equity"], len(trades)), **task_metrics(equity, trades, PORTFOLIO_KEYS, 252.0),
-           "scaled_share": float((scales < 1.0).mean()), "mean_buy_scale": float(scales.mean()),
+           "scaled_share": float((scales < 1.0 - SCALE_TOLERANCE).mean()), "mean_buy_scale": float(scales.mean()),
            "action_correlation": mean_pairwise_correlation(actions), "train_cpu_s": checkpoint.facts.get("train_cpu_s"),
            "train_wall_s": checkpoint.facts.get("train_wall_s")}
     return row, equity["equity"].pct_change().dropna()
