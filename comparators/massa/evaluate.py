@@ -2,7 +2,7 @@
 decision path (`agent.MassaAgent.step` and `env.weights_decision`) on the task's own simulator.
 
     python -m comparators.massa.evaluate [--suite massa] [--root outputs/massa] [--seeds 0 1 2]
-        [--signal massa] [--control no_signal] [--out results.csv]
+        [--configs massa no_signal ...] [--signal massa] [--control no_signal] [--out results.csv]
 
 For each `ROOT/<config>/seed-<k>/policy` present: one episode of the universe from cash over the
 test window, the portfolio simulator of the task (harness/tasks/portfolio.py) filling each
@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--suite", default="massa")
     parser.add_argument("--root", type=Path, default=Path("outputs/massa"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), help="configs/massa names to evaluate")
     parser.add_argument("--signal", default="massa")
     parser.add_argument("--control", default="no_signal")
     parser.add_argument("--out", type=Path, default=None, help="write the per-run table as CSV")
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
                                load_agent(next(args.root.glob("*/seed-*/policy")))[1])
         rows, returns = {}, {}
         rows[("equal_weight", 0)], returns[("equal_weight", 0)] = equal_weight(market, task)
-        for config in CONFIGS:
+        for config in args.configs:
             for seed in args.seeds:
                 folder = args.root / config / f"seed-{seed}" / "policy"
                 if folder.is_dir():
