@@ -127,7 +127,7 @@ def train_hyper(model: MacroHFT, train: Paths, valid: Paths, settings: MacroHFTS
                 soft_update(model.hyper, target.hyper, settings.tau)
                 updates += 1
                 if updates % 50 == 0:
-                    log.scalars(updates, **{"hyper/td": float(td), "hyper/memory": float(mem), "hyper/kl": float(kl)})
+                    log.scalars(updates, **{"hyper/td": td.item(), "hyper/memory": mem.item(), "hyper/kl": kl.item()})
         score = valid_reward(model, valid, actions)
         log.step(**{"hyper/valid_reward": score, "hyper/epsilon": eps})
         if score > best:

@@ -107,3 +107,8 @@ class MacroHFT(nn.Module):
                 previous: torch.Tensor) -> torch.Tensor:
         """Q_mix (B, A)."""
         return mix_q(self.hyper(single, trend, context, previous), self.subagent_q(single, trend, previous))
+
+
+def build_model(config: dict) -> MacroHFT:
+    """The model a checkpoint's config describes (`config["model"]`: the constructor's arguments)."""
+    return MacroHFT(**config["model"])

@@ -59,7 +59,7 @@ class MacroHFTSettings(BaseModel):
     memory_capacity: int = Field(4320, ge=8, description="episodic memory entries (FIFO)")
     memory_k: int = Field(5, ge=1, description="neighbours of a memory lookup")
     seed: int = 0
-    threads: int = Field(2, ge=1, description="torch CPU threads")
+    threads: int = Field(1, ge=1, description="torch CPU threads (1: on a shared machine more threads spin-wait)")
 
     @model_validator(mode="after")
     def _grid(self) -> MacroHFTSettings:

@@ -107,7 +107,7 @@ def train_subagent(agent: SubAgent, train: Paths, valid: Paths, settings: MacroH
                 agent.eval()
                 updates += 1
                 if updates % 50 == 0:
-                    log.scalars(updates, **{f"{name}/td": float(td), f"{name}/kl": float(kl)})
+                    log.scalars(updates, **{f"{name}/td": td.item(), f"{name}/kl": kl.item()})
         score = validation_score(_subagent_q(agent), valid, actions)
         log.step(**{f"{name}/valid_reward": score, f"{name}/epsilon": eps})
         if score > best:

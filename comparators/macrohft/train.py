@@ -2,7 +2,7 @@
 
     python -m comparators.macrohft.train --seed 0 --output outputs/macrohft/seed-0
     python -m comparators.macrohft.train --config configs/macrohft/cpu.yaml --seed 1 \
-        --output outputs/macrohft/seed-1 --set sub_epochs=2 --set subagents=grid volatility_quantiles=[0.5]
+        --output outputs/macrohft/seed-1 --set sub_epochs=2 --set subagents=grid --set volatility_quantiles=[0.5]
 
 The story (the original's `preprocess/decomposition.py`, `RL/agent/low_level.py`, `high_level.py`):
 
@@ -104,12 +104,20 @@ def _matching(chunks: pd.DataFrame, condition: dict[str, int]) -> pd.DataFrame:
 
 
 def train(settings: MacroHFTSettings, output: Path, progress: bool = True) -> str:
-    """Train and save one MacroHFT checkpoint into `output/checkpoint`; returns its fingerprint."""
+    """Train on the configured market and save one checkpoint into `output/checkpoint`; returns its fingerprint."""
+    bars, splits = load_market(settings)
+    return train_on(bars, splits, settings, output, progress)
+
+
+def train_on(bars: pd.DataFrame, splits: Splits, settings: MacroHFTSettings, output: Path,
+             progress: bool = True) -> str:
+    """Steps 1-5 of the module docstring on one instrument's `bars` (no bar after the validation window)."""
+    if bars.index[-1] > splits.valid.end:
+        raise ConfigError(f"macrohft: training bars run past the validation window ({splits.valid.end})")
     started, cpu_started = time.monotonic(), time.process_time()
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(settings.seed)
-    bars, splits = load_market(settings)
     scaling = StateScaling.fit(bars, splits.train.start, splits.train.end)
     states = scaling.states(bars)
     close = bars["close"].to_numpy(dtype=np.float64)
@@ -158,11 +166,6 @@ def train(settings: MacroHFTSettings, output: Path, progress: bool = True) -> st
              "wall_s": round(time.monotonic() - started, 1), "cpu_s": round(time.process_time() - cpu_started, 1),
              "load_average": [round(x, 2) for x in os.getloadavg()], "torch_threads": settings.threads}
     return save_checkpoint(output / CHECKPOINT_DIR, model, config, facts)
-
-
-def build_model(config: dict) -> MacroHFT:
-    """The model a checkpoint's config describes (for `comparators.checkpoint.load_checkpoint`)."""
-    return MacroHFT(**config["model"])
 
 
 def _overrides(pairs: list[str]) -> dict[str, object]:
