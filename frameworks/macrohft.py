@@ -3,7 +3,8 @@
 Each checkpoint (`python -m comparators.macrohft.train --seed k --output DIR`, folder
 `DIR/checkpoint`) holds the six condition sub-agents and the hyper-agent; its target leverage per
 bar comes from `comparators.macrohft.trader.MacroHFTTrader` (greedy on the mixed Q-values, its own
-previous action fed back, from flat at the data's first bar). Stateless in the runner's sense:
+previous action fed back, from flat at `start`, the test window's start in the configs, or at the
+data's first bar when `start` is None). Stateless in the runner's sense:
 the decision on bar t depends on bars ≤ t alone, so a batch is answered from one pass over its
 latest view (as `frameworks.baselines.futures_rules.TrendFollowing`), and that pass is extended,
 never redone, by later batches. docs/macrohft.md has what is faithful to the original and what is not.
@@ -29,11 +30,11 @@ class MacroHFTAgent(TradingFramework):
     tasks: ClassVar[tuple[str, ...]] = ("futures",)
     stochastic = True
 
-    def __init__(self, checkpoints: dict[int, str]):
+    def __init__(self, checkpoints: dict[int, str], start: str | None = None):
         if not checkpoints:
             raise ConfigError("macrohft: checkpoints: name one checkpoint folder per seed, e.g. {0: PATH}")
         self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
-        self.traders = {seed: MacroHFTTrader(path) for seed, path in self.paths.items()}
+        self.traders = {seed: MacroHFTTrader(path, start) for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""

@@ -42,8 +42,8 @@ class EpisodicMemory:
         """q_mem (B,) for query keys (B, key_dim) and actions (B,) (module docstring)."""
         if self.size < self.capacity:
             return np.full(len(keys), np.nan)
-        keys = np.asarray(keys, dtype=np.float64)
-        stored = self.keys.astype(np.float64)
+        keys = np.asarray(keys, dtype=np.float32)
+        stored = self.keys
         distance = np.maximum((keys ** 2).sum(axis=1)[:, None] - 2.0 * keys @ stored.T + (stored ** 2).sum(axis=1)[None, :],
                               0.0)
         kernel = 1.0 / (distance + KERNEL_EPS)

@@ -27,7 +27,8 @@ def _run(market, frameworks, path, seeds, batch_size):
 def test_plugin_and_oracle_decide_valid_targets_on_a_short_intraday_window(tmp_path):
     market = tiny_market()
     checkpoints = {seed: tiny_checkpoint(tmp_path / f"seed-{seed}", seed=seed) for seed in (0, 1)}
-    macrohft = MacroHFTAgent(checkpoints={s: str(p) for s, p in checkpoints.items()})
+    start = str(market.frame("SYN").index[4600])
+    macrohft = MacroHFTAgent(checkpoints={s: str(p) for s, p in checkpoints.items()}, start=start)
     oracle = DPTeacherOracle(market, positions=[-1.0, 0.0, 1.0], fee_bps=5.0)
     frameworks = {"macrohft": macrohft, "oracle": oracle, "trend": TrendFollowing(fast=16, slow=64)}
     result = _run(market, frameworks, tmp_path / "journal.sqlite", seeds=[0, 1], batch_size=64)
@@ -40,6 +41,6 @@ def test_plugin_and_oracle_decide_valid_targets_on_a_short_intraday_window(tmp_p
     oracle_end = next(v for k, v in equity.items() if "oracle" in str(k))
     assert all(oracle_end >= v for k, v in equity.items() if "oracle" not in str(k))
     # one batch or many: the same decisions (the plugin extends its path, never redoes it)
-    again = _run(market, {"macrohft": MacroHFTAgent(checkpoints={s: str(p) for s, p in checkpoints.items()})},
+    again = _run(market, {"macrohft": MacroHFTAgent(checkpoints={s: str(p) for s, p in checkpoints.items()}, start=start)},
                  tmp_path / "again.sqlite", seeds=[0, 1], batch_size=1000)
     assert [d.decision.target for d in again.decisions] == [d.decision.target for d in mine]

@@ -43,17 +43,22 @@ def test_retraining_with_another_seed_changes_the_fingerprint(trained, tmp_path)
     assert fingerprint(other) != fingerprint(trained)
 
 
-def test_the_trader_is_causal_and_extends_its_path_identically(trained):
+@pytest.mark.parametrize("start", [None, 4600])
+def test_the_trader_is_causal_and_extends_its_path_identically(trained, start):
     bars = tiny_market().frame("SYN")
-    whole = MacroHFTTrader(trained).targets("SYN", bars)
+    anchor = bars.index[start] if start is not None else None
+    whole = MacroHFTTrader(trained, anchor).targets("SYN", bars)
     assert set(whole.unique()) <= {0.0, 1.0}
-    stepped = MacroHFTTrader(trained)
+    if start is not None:
+        assert (whole.iloc[:start] == 0.0).all()
+    stepped = MacroHFTTrader(trained, anchor)
     for end in (4700, 4701, 5000, 5999):   # shorter histories first, as the runner's batches arrive
         part = stepped.targets("SYN", bars.iloc[:end + 1])
         assert np.array_equal(part.to_numpy(), whole.iloc[:end + 1].to_numpy())
     changed = bars.copy()
     changed.iloc[5000:, :4] *= 0.5        # the future changes; decisions up to bar 4999 do not
-    assert np.array_equal(MacroHFTTrader(trained).targets("SYN", changed).to_numpy()[:5000], whole.to_numpy()[:5000])
+    assert np.array_equal(MacroHFTTrader(trained, anchor).targets("SYN", changed).to_numpy()[:5000],
+                          whole.to_numpy()[:5000])
 
 
 def test_grid_conditions_and_bad_settings():
