@@ -73,3 +73,14 @@ def test_grid_conditions_and_bad_settings():
 def test_a_missing_checkpoint_is_one_line(tmp_path):
     with pytest.raises(MissingFileError, match="no checkpoint folder"):
         MacroHFTTrader(tmp_path / "absent")
+
+
+def test_the_futures_target_grid_and_the_grid_of_conditions_train_and_trade(tmp_path):
+    folder = tiny_checkpoint(tmp_path / "grid", seed=0, positions=[-1.0, 0.0, 1.0], subagents="grid",
+                             volatility_quantiles=[0.5])
+    trader = MacroHFTTrader(folder)
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model"]["agents"] == 6 and config["model"]["actions"] == 3
+    assert config["conditions"][1] == {"trend": 0, "vol": 1}
+    targets = trader.targets("SYN", tiny_market().frame("SYN"))
+    assert set(targets.unique()) <= {-1.0, 0.0, 1.0} and targets.iloc[0] in (-1.0, 0.0, 1.0)
