@@ -28,6 +28,9 @@ facts and every table:
   (:mod:`metrics.role_rows`);
 * ``overlays`` — for runs with a risk overlay: how often each part fired per framework × ticker, and
   the drift monitor's warning (:mod:`metrics.overlay_rows`);
+* ``paper_conventions`` — for runs with a framework that asks for them (its run facts): the seed
+  systems' own metric conventions recomputed from the same equity, labelled
+  (:mod:`metrics.paper_conventions`);
 * ``memorisation`` — for runs with the memorisation probe: each framework's gap between the
   real run and its anonymised replay, with a line in the verdict (:mod:`metrics.memorisation`);
 * ``plots/equity.png``, ``plots/drawdowns.png``, ``plots/pareto.png``.
@@ -49,6 +52,7 @@ from metrics.agent_rows import agent_section
 from metrics.head_to_head import default_pairs, head_to_head, head_to_head_table
 from metrics.memorisation import memorisation_report
 from metrics.overlay_rows import overlay_section
+from metrics.paper_conventions import paper_conventions_section
 from metrics.paper_table import paper_table
 from metrics.returns import daily_returns
 from metrics.role_rows import role_section
@@ -183,6 +187,9 @@ def write_report(
     sections.append(agent_section(run, tables_dir))
     sections.append(role_section(run, tables_dir))
     sections.append(overlay_section(run, tables_dir))
+    conventions = paper_conventions_section(run, tables_dir)
+    if conventions:
+        sections.append(conventions)
     sections.append(probe_section)
     figures = {
         "equity": plots.plot_equity(run, plots_dir / "equity.png", benchmark),
