@@ -57,7 +57,7 @@ class FineFT(TradingFramework):
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
     def run_facts(self) -> dict[str, Any]:
-        return {"routing": self.routing, "seeds": {str(seed): {"checkpoint": self.paths[seed], "fingerprint": c.fingerprint,
+        return {"routing": self.routing, "paper_conventions": ["fineft"], "seeds": {str(seed): {"checkpoint": self.paths[seed], "fingerprint": c.fingerprint,
                                                                "threshold": c.facts.get("threshold"),
                                                                "wall_s": c.facts.get("wall_s")}
                                                    for seed, c in sorted(self.loaded.items())}}

@@ -38,8 +38,8 @@ class StageOneSettings:
     tau: float = 0.005
     lr: float = 1e-3
     batch: int = 256
-    pretrain_steps: int = 1500
-    train_steps: int = 6000
+    pretrain_steps: int = 1000
+    train_steps: int = 3000
     rollout_steps: int = 1024
     updates_per_rollout: int = 256
     buffer: int = 200_000

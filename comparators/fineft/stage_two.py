@@ -25,7 +25,7 @@ from comparators.fineft.vae import elbo_of, fit_vae
 class VaeSettings:
     """Adam on the negative ELBO, `epochs` passes over at most `max_states` states per dynamic."""
 
-    epochs: int = 30
+    epochs: int = 20
     batch: int = 256
     lr: float = 1e-3
     max_states: int = 8000
