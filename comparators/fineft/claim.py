@@ -10,7 +10,8 @@ split, with the crash `INJECTION` forced on the synthetic market (`market.synthe
 through the futures task (`evaluation.play`). Per run: MDD, total return, liquidations, the share
 of steps on the conservative policy (overall and inside the injected window), SR_ann at the data's
 periods per year (24/7 minutes: 525,600) and FineFT's ASR (`metrics.paper_conventions`).
-The test: per seed d = MDD(ensemble) − MDD(vae); the mean of d, a paired t-test and a Wilcoxon
+The test: per seed d = MDD(ensemble) − MDD(vae), over the whole test window and over the injection's
+window alone; the mean of d, a paired t-test and a Wilcoxon
 signed-rank test (scipy) over the seeds, written to FOLDER/claim.csv and FOLDER/claim_test.csv.
 """
 
@@ -34,7 +35,7 @@ from core.errors import MissingFileError, exit_on_user_error
 from harness.tasks.futures import FuturesConfig, funding_rates
 from market.splits import Window
 from metrics.paper_conventions import fineft_asr
-from metrics.performance import sharpe_ratio_annual, simple_returns
+from metrics.performance import max_drawdown, sharpe_ratio_annual, simple_returns
 
 INJECTION = {"start": "2024-02-24", "bars": 2880, "drift": -2e-4, "vol_scale": 4.0}
 """Two days of crash inside the intraday test weeks: drift −2e-4 per minute (≈ −44 % over the window
@@ -67,14 +68,17 @@ def measure(checkpoint: FineFTCheckpoint, suite: str, overrides: list[str], inje
     model = checkpoint.model
     tables = model.tables(x)
     bars = minute_bars.loc[:end]
-    crash = (test_steps >= pd.Timestamp(INJECTION["start"])) & \
-            (test_steps < pd.Timestamp(INJECTION["start"]) + pd.Timedelta(minutes=INJECTION["bars"]))
+    window_start = pd.Timestamp(INJECTION["start"])
+    window_stop = window_start + pd.Timedelta(minutes=INJECTION["bars"])
+    crash = (test_steps >= window_start) & (test_steps < window_stop)
     rows = []
     for routing in ROUTINGS:
         path, dynamic = model.path(tables, routing)
         result = play(bars, rates, task, test_steps, model.grid.numpy()[path])
         equity = result.equity.reset_index()
+        during = result.equity["equity"].loc[window_start:window_stop]
         rows.append({"routing": routing, "injected": injected, **summary(result),
+                     "max_drawdown_in_window": max_drawdown(simple_returns(during)),
                      "SR_ann": sharpe_ratio_annual(simple_returns(equity["equity"]), market.calendar.periods_per_year),
                      "ASR_fineft": fineft_asr(equity), "conservative_share": float((dynamic < 0).mean()),
                      "conservative_share_in_window": float((dynamic[crash] < 0).mean()) if crash.any() else np.nan,
@@ -83,16 +87,20 @@ def measure(checkpoint: FineFTCheckpoint, suite: str, overrides: list[str], inje
 
 
 def paired_test(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per `injected`: d = MDD(ensemble) − MDD(vae) (and − MDD(dynamics)) over the seeds, its mean, the paired
-    t-test's and the Wilcoxon test's two-sided p-values."""
+    """Per `injected` and measure (the test window's MDD, and the MDD over the injection's window):
+    d = MDD(ensemble) − MDD(vae) (and − MDD(dynamics)) over the seeds, its mean, the paired t-test's and
+    the Wilcoxon test's two-sided p-values."""
     out = []
-    for injected, group in frame.groupby("injected"):
-        mdd = group.pivot(index="seed", columns="routing", values="max_drawdown")
+    for (injected, measure_name), group in frame.melt(
+            id_vars=["seed", "routing", "injected"], value_vars=["max_drawdown", "max_drawdown_in_window"],
+            var_name="measure").groupby(["injected", "measure"]):
+        mdd = group.pivot(index="seed", columns="routing", values="value")
         for other in ("vae", "dynamics"):
             d = (mdd["ensemble"] - mdd[other]).to_numpy()
             t = stats.ttest_rel(mdd["ensemble"], mdd[other]) if len(d) > 1 else None
             w = stats.wilcoxon(d) if len(d) > 1 and np.any(d != 0) else None
-            out.append({"injected": injected, "comparison": f"MDD(ensemble) - MDD({other})", "seeds": len(d),
+            out.append({"injected": injected, "measure": measure_name,
+                        "comparison": f"ensemble - {other}", "seeds": len(d),
                         "mean_difference": float(d.mean()), "positive_seeds": int((d > 0).sum()),
                         "t_p": float(t.pvalue) if t is not None else np.nan,
                         "wilcoxon_p": float(w.pvalue) if w is not None else np.nan})
@@ -105,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--suite", default="futures_intraday")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="route with this τ and --conservative instead of the tuned ones (a sensitivity check)")
+    parser.add_argument("--conservative", choices=("flat", "hold"), default="flat")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
     with exit_on_user_error():
@@ -115,6 +126,9 @@ def main(argv: list[str] | None = None) -> None:
                 raise MissingFileError(f"{folder}: no checkpoint (python -m comparators.fineft.train --seed {seed} "
                                        f"--out {args.runs / f'seed-{seed}'})")
             checkpoint = FineFTCheckpoint.load(folder)
+            if args.threshold is not None:
+                checkpoint.model.threshold.fill_(args.threshold)
+                checkpoint.model.conservative = args.conservative
             for injected in (False, True):
                 rows.extend({"seed": seed, **row} for row in measure(checkpoint, args.suite, list(args.overrides), injected))
         frame = pd.DataFrame(rows)
