@@ -46,7 +46,7 @@ def test_a_leveraged_policy_is_liquidated_on_the_crash():
     assert (leverages == 5.0).all()
     task = FuturesConfig()
     rates = pd.Series([0.0001], index=pd.DatetimeIndex(["2024-01-01"]))
-    result = play(bars, rates, task, leverages)
+    result = play(bars, rates, task, bars.index, leverages)  # a decision at every bar
     liquidations = result.events[result.events["kind"] == "liquidation"]
     assert len(liquidations) == 1
     assert liquidations["date"].iloc[0] == bars.index[CRASH_BAR]
