@@ -11,6 +11,11 @@ For one instrument, bar t (length `minutes`, stamped at its close, `market.calen
   (a 24/7 market has no gaps); high and low extend the open–close range by |N(0, (base_vol·v/2)²)|;
 - volume = base·exp(N(0, 0.3²))·(1 + |z_t|).
 
+`inject` (default none) overwrites the drift and volatility scale of bars [start, start + bars) with
+those of one extra regime, after everything is drawn: every random draw is the one without injection, so the bars before the
+window are unchanged and the returns after it are too; the regime is one the chain never visits — an unseen regime
+for a test window (a crash: drift −2e-4 per bar, vol_scale 4).
+
 The market has a `funding` channel (`market.synthetic.funding`, synthetic as well) so that the
 futures task runs on it as it is. The same seed always gives the same market.
 """
@@ -42,6 +47,13 @@ def _default_regimes() -> dict[str, IntradayRegime]:
             "bear": IntradayRegime(drift=-2.5e-5, vol_scale=1.6)}
 
 
+class InjectedRegime(IntradayRegime):
+    """A regime forced on the bars from `start` (a bar stamp) for `bars` bars."""
+
+    start: str
+    bars: int = Field(gt=0)
+
+
 class IntradayKnobs(BaseModel):
     """The knobs of `generate_intraday` (module docstring)."""
 
@@ -59,6 +71,7 @@ class IntradayKnobs(BaseModel):
     garch_alpha: float = Field(default=0.08, ge=0)
     garch_beta: float = Field(default=0.9, ge=0)
     funding_seed: int = 0
+    inject: InjectedRegime | None = None
 
 
 def _one(knobs: IntradayKnobs, index: pd.DatetimeIndex, rng: np.random.Generator) -> pd.DataFrame:
@@ -66,6 +79,10 @@ def _one(knobs: IntradayKnobs, index: pd.DatetimeIndex, rng: np.random.Generator
     states = regime_path(rng, n, names, knobs.regime_bars)
     drift = np.array([knobs.regimes[k].drift for k in names])[states]
     scale = knobs.base_vol * np.array([knobs.regimes[k].vol_scale for k in names])[states]
+    if knobs.inject is not None:
+        first = int(index.searchsorted(pd.Timestamp(knobs.inject.start)))
+        drift[first:first + knobs.inject.bars] = knobs.inject.drift
+        scale[first:first + knobs.inject.bars] = knobs.base_vol * knobs.inject.vol_scale
     alpha, beta = knobs.garch_alpha, knobs.garch_beta
     omega = 1.0 - alpha - beta
     eps = rng.standard_normal(n)
