@@ -23,8 +23,9 @@ class _Strict(BaseModel):
 
 
 class TinyModel(_Strict):
-    """A tiny-family model built from scratch (`llm_backends.tiny.TinySpec`): random weights, the
-    514-token tokenizer of the tiny family."""
+    """A tiny-family model built from scratch (`llm_backends.tiny.TinySpec`): random weights and
+    the tiny family's tokenizer: `embedded` (514 tokens, the default) or `market` (a subword
+    vocabulary of `vocab_size` BPE tokens trained on the protocol's and the synthetic market's text)."""
 
     num_hidden_layers: int = Field(ge=1)
     hidden_size: int = Field(ge=8)
@@ -33,6 +34,8 @@ class TinyModel(_Strict):
     num_key_value_heads: int = Field(ge=1)
     initializer_range: float = Field(gt=0, description="std of the random initial weights")
     seed: int = 0
+    vocabulary: Literal["embedded", "market"] = "embedded"
+    vocab_size: int = Field(default=512, ge=300, description="BPE vocabulary before the added tokens")
 
     def spec(self) -> TinySpec:
         return TinySpec(**self.model_dump())
