@@ -1,7 +1,8 @@
 """The `train` config group (`configs/train/<name>.yaml`), validated: what to train, on what, how.
 
 One file per recipe: `paper` (the AlphaQuanter optimisation on a Qwen2.5 checkpoint, GPU),
-`cpu_tiny` (a tiny-family model on the compact protocol, 2 CPU cores) and `cpu_smollm2`
+`cpu_tiny` (a tiny-family model on the compact protocol, 2 CPU cores), `cpu_tiny_subword` (the same
+with the tiny family's subword vocabulary and terse tool results) and `cpu_smollm2`
 (SmolLM2-135M, LoRA, a short CPU demonstration). Every key is required in the file except those
 with a default here, so a recipe states its optimisation explicitly instead of inheriting TRL's
 defaults. Batch sizes count completions unless named after prompts.
