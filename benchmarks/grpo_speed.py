@@ -31,7 +31,8 @@ length per log-prob micro-batch are recorded from the run's own batches. Last, t
 final policy micro-batch is timed alone (`--pass-repeats`): its log-prob pass and backward with
 each variant, interleaved, on the last checkpoint's weights, the median CPU seconds; on a shared
 machine this isolates the trainer passes from the rollout and from load drift between runs. Models: `tiny`, the
-cpu_tiny recipe's 4-layer model; `smollm2`, SmolLM2-135M with LoRA (its cpu_smollm2 recipe);
+cpu_tiny recipe's 4-layer model; `tiny-subword`, the same model with the `market` vocabulary and terse
+tool results (its cpu_tiny_subword recipe; `--models tiny tiny-subword` puts both side by side); `smollm2`, SmolLM2-135M with LoRA (its cpu_smollm2 recipe);
 `qwen2.5-0.5b`, Qwen2.5-0.5B's architecture (24 layers, hidden 896, 14/2 heads, intermediate
 4864, tied embeddings) with random weights and the embedded SmolLM2 tokenizer (49,152 tokens
 instead of Qwen's 151,936: a smaller embedding and output layer), bfloat16 on a GPU.
@@ -56,6 +57,7 @@ FAST_PATHS = {
 
 MODELS = {
     "tiny": ["train=cpu_tiny"],
+    "tiny-subword": ["train=cpu_tiny_subword"],
     "smollm2": ["train=cpu_smollm2"],
     "qwen2.5-0.5b": ["train=cpu_tiny", "train.model.source=path", "train.model.lora=null"],
 }

@@ -86,7 +86,8 @@ class ProtocolAgent(TradingFramework):
     def _toolset(self, context: DecisionContext) -> ToolSet:
         """The protocol's tools on the context's view (only those the run offers, when it restricts them)."""
         offered = context.tools.names if context.tools is not None else None
-        return ToolSet(context.view, [name for name in self.protocol.tools if offered is None or name in offered])
+        return ToolSet(context.view, [name for name in self.protocol.tools if offered is None or name in offered],
+                       terse=self.protocol.terse_results)
 
     def _extra(self, episode: Episode) -> dict[str, Any]:
         """The reward config's name and the label-free components of the episode's reward."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel, PreTrainedTokenizerFast
 from transformers.cache_utils import DynamicLayer
 
 from llm_backends.budget import batch_positions, kv_position_bytes, store_mb, use_torch_threads
@@ -230,11 +230,31 @@ class TransformersEngine(ChatEngine):
         )
 
 
+def splits_at_lines(path: str | Path) -> bool:
+    """True when the folder's `tokenizer.json` splits text at line ends before its byte-level BPE
+    (the tiny family's `market` vocabulary, `llm_backends.tiny`)."""
+    file = Path(path) / "tokenizer.json"
+    if not file.is_file():
+        return False
+    steps = json.loads(file.read_text()).get("pre_tokenizer") or {}
+    first = (steps.get("pretokenizers") or [{}])[0]
+    return first.get("type") == "Split" and first.get("pattern") == {"String": "\n"}
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer of a local folder. One whose `tokenizer.json` splits at line ends is loaded
+    as written: for a Qwen2 config transformers would rebuild it as `Qwen2Tokenizer`, with
+    Qwen's own pre-tokenizer in place of the one its merges were trained with."""
+    if splits_at_lines(path):
+        return PreTrainedTokenizerFast.from_pretrained(path)
+    return AutoTokenizer.from_pretrained(path)
+
+
 def load_pretrained(path: str | Path, device: str = "auto", dtype: str = "auto") -> tuple[PreTrainedModel, Any]:
-    """Model and tokenizer from a local folder, on `device` in `dtype` (see resolve_*)."""
+    """Model and tokenizer (`load_tokenizer`) from a local folder, on `device` in `dtype` (see resolve_*)."""
     target = resolve_device(device)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, target)).to(target)
-    return model, AutoTokenizer.from_pretrained(path)
+    return model, load_tokenizer(path)
 
 
 def transformers_engine(

@@ -20,7 +20,6 @@ demonstrations teach the format and nothing about which tool matters or what to 
 from __future__ import annotations
 
 import hashlib
-import re
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,8 +30,8 @@ from single_agent.episode import Episode, ToolExchange
 from single_agent.offered_tools import offered_parameters
 from single_agent.protocol import Protocol
 from single_agent.tags import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
+from tools.render import summary_entries
 
-_SUMMARY = re.compile(r"^summary: (.*)$", re.MULTILINE)
 TERSE_ANSWER_THINK = "All planned results are read; now the answer."
 """The terse answer's think: within the compact reward's 20-60 token band for the tiny tokenizer."""
 _VERBS = {Action.BUY: "buy", Action.SELL: "sell", Action.HOLD: "hold"}
@@ -52,11 +51,10 @@ class ExpertConfig(BaseModel):
 
 
 def summary_values(text: str) -> dict[str, float]:
-    """The numbers of a rendered tool result's `summary: k=v, ...` line (entries that are not numbers are left out)."""
-    match = _SUMMARY.search(text)
+    """The numbers of a rendered tool result's summary line, either rendering (entries that are
+    not plain numbers, abbreviated ones included, are left out)."""
     values = {}
-    for entry in match.group(1).split(", ") if match else ():
-        key, _, value = entry.partition("=")
+    for key, value in summary_entries(text).items():
         try:
             values[key] = float(value)
         except ValueError:

@@ -59,8 +59,8 @@ def offered_schemas(protocol: Protocol) -> list[dict[str, Any]]:
 
 
 def protocol_toolset(protocol: Protocol, view: MarketView) -> ToolSet:
-    """The protocol's tools bound to `view`; a call of any other tool is answered with an error."""
-    return ToolSet(view, list(protocol.tools))
+    """The protocol's tools bound to `view`, in its rendering; a call of any other tool is answered with an error."""
+    return ToolSet(view, list(protocol.tools), terse=protocol.terse_results)
 
 
 def call_arguments(protocol: Protocol, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

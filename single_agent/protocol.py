@@ -3,7 +3,7 @@
 The prompt templates (files under `single_agent/prompts/`), the tools offered and how each is
 offered (its description, the arguments shown in its schema, the values used for the
 arguments the model leaves out, whether parameter schemas are shown in full or short), the limits of an episode (tool calls, turns), the call budget the prompt states, the grammar's
-bound on one `<think>` block, the length of a tool result the model reads, and the action
+bound on one `<think>` block, the length of a tool result the model reads and its rendering, and the action
 executed when the model gives no valid answer.
 """
 
@@ -73,6 +73,8 @@ class Protocol(BaseModel):
     think_max_tokens: int = Field(ge=8, description="grammar bound on the text of one <think> block, in tokens")
     max_result_chars: int | None = Field(ge=40, description="a tool result longer than this is cut (None: never)")
     fallback_action: Action = Field(description="executed when the episode ends without a valid answer")
+    terse_results: bool = Field(False, description="tool results in the terse rendering (tools.render): the same "
+                                                   "facts in fewer characters, for small models")
     enforce_required_tools: bool = Field(False, description="constrained decoding allows the answer only once every "
                                                             "required tool has been called, or no call is left")
 
@@ -99,7 +101,8 @@ class Protocol(BaseModel):
     def digest(self) -> str:
         """First 16 hex digits of SHA-256 over the settings and the text of both template files."""
         texts = [(PROMPT_DIR / t).read_text() for t in (self.system_template, self.user_template)]
-        unset = {"advised_tool_calls"} if self.advised_tool_calls is None else set()  # digests from before the field
+        unset = {"advised_tool_calls"} if self.advised_tool_calls is None else set()  # digests from before the fields
+        unset |= set() if self.terse_results else {"terse_results"}
         payload = "\n".join([self.model_dump_json(exclude=unset), *texts])
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

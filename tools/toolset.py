@@ -4,7 +4,9 @@
 look-ahead when a date argument is after the view's date (the tool clamps it), runs the tool,
 and appends a `ToolCallRecord` (name, arguments as given, latency, result size, look-ahead
 flag, error) to `records`. Mistakes an agent can fix — an unknown tool, bad or missing arguments, an
-unknown ticker — come back as a readable `Error: ...` text, never as an exception.
+unknown ticker — come back as a readable `Error: ...` text, never as an exception. With
+`terse`, results are written in the terse rendering (`tools.render`: the same facts, fewer
+characters).
 """
 
 from __future__ import annotations
@@ -60,15 +62,17 @@ def _validation_message(name: str, error: ValidationError) -> str:
 
 
 class ToolSet:
-    """The tools `names` (default: all) bound to `view`; every call is recorded in `records`."""
+    """The tools `names` (default: all) bound to `view`; every call is recorded in `records`;
+    results in the terse rendering when `terse`."""
 
-    def __init__(self, view: MarketView, names: list[str] | None = None):
+    def __init__(self, view: MarketView, names: list[str] | None = None, terse: bool = False):
         unknown = sorted(set(names or ()) - set(TOOLS))
         if unknown:
             raise ConfigError(f"unknown tool(s) {', '.join(unknown)}; tools are {', '.join(TOOLS)}")
         self.view = view
         self.specs = {name: TOOLS[name] for name in (names or TOOLS)}
         self.records: list[ToolCallRecord] = []
+        self.terse = terse
 
     @property
     def names(self) -> list[str]:
@@ -89,7 +93,7 @@ class ToolSet:
         except ToolInputError as error:
             return None, False, str(error)
         try:
-            text = spec.function(self.view, **parsed).render()
+            text = spec.function(self.view, **parsed).render(terse=self.terse)
         except (ToolInputError, ConfigError, DataError) as error:
             return None, lookahead, str(error)  # a future date stays flagged even when the call fails
         if lookahead:

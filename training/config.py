@@ -1,7 +1,8 @@
 """The `train` config group (`configs/train/<name>.yaml`), validated: what to train, on what, how.
 
 One file per recipe: `paper` (the AlphaQuanter optimisation on a Qwen2.5 checkpoint, GPU),
-`cpu_tiny` (a tiny-family model on the compact protocol, 2 CPU cores) and `cpu_smollm2`
+`cpu_tiny` (a tiny-family model on the compact protocol, 2 CPU cores), `cpu_tiny_subword` (the same
+with the tiny family's subword vocabulary and terse tool results) and `cpu_smollm2`
 (SmolLM2-135M, LoRA, a short CPU demonstration). Every key is required in the file except those
 with a default here, so a recipe states its optimisation explicitly instead of inheriting TRL's
 defaults. Batch sizes count completions unless named after prompts.
@@ -23,8 +24,9 @@ class _Strict(BaseModel):
 
 
 class TinyModel(_Strict):
-    """A tiny-family model built from scratch (`llm_backends.tiny.TinySpec`): random weights, the
-    514-token tokenizer of the tiny family."""
+    """A tiny-family model built from scratch (`llm_backends.tiny.TinySpec`): random weights and
+    the tiny family's tokenizer: `embedded` (514 tokens, the default) or `market` (a subword
+    vocabulary of `vocab_size` BPE tokens trained on the protocol's and the synthetic market's text)."""
 
     num_hidden_layers: int = Field(ge=1)
     hidden_size: int = Field(ge=8)
@@ -33,6 +35,8 @@ class TinyModel(_Strict):
     num_key_value_heads: int = Field(ge=1)
     initializer_range: float = Field(gt=0, description="std of the random initial weights")
     seed: int = 0
+    vocabulary: Literal["embedded", "market"] = "embedded"
+    vocab_size: int = Field(default=512, ge=300, description="BPE vocabulary before the added tokens")
 
     def spec(self) -> TinySpec:
         return TinySpec(**self.model_dump())

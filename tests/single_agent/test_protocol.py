@@ -141,7 +141,7 @@ def test_invalid_protocols_are_one_config_error(tmp_path, changes, message):
 
 
 def test_unknown_protocol_names_the_known_ones():
-    with pytest.raises(ConfigError, match="known: compact, paper"):
+    with pytest.raises(ConfigError, match="known: compact, compact_terse, paper"):
         load_protocol("nope")
 
 
