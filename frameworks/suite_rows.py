@@ -31,7 +31,7 @@ from configs import CONFIG_DIR
 from core.errors import ConfigError
 from frameworks.compute_match import explicit_budget
 
-BACKBONE_DIR = CONFIG_DIR / "backbone"
+BACKBONE_DIR = CONFIG_DIR / "backbones"
 NOT_RUN = "not run"
 
 
