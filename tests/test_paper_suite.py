@@ -204,7 +204,7 @@ def composed_rows(suite: str) -> dict:
     """The rows `+suite=<suite>` builds (as `run_benchmark.py` does), by name, as plain configs."""
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"+suite={suite}"])
-    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, list(cfg.seeds))
+    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), list(cfg.seeds))
     with open_dict(cfg):
         cfg.frameworks = frameworks
     return {name: OmegaConf.to_container(cfg.frameworks[name], resolve=True) for name in facts if name in frameworks}
