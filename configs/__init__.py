@@ -70,6 +70,6 @@ def require_composed(field: str, value: object, group: str) -> object:
     the override that selects that option."""
     if isinstance(value, str):
         raise ValueError(f"{field}: {value!r} is an option name, but {field} is composed from the {group} config "
-                         f"group: select it with {group}@frameworks.<row>.{field}={value} "
-                         "(docs/configs.md)")
+                         f"group: select it with {group}@frameworks.<row>.{field}={value} (a suite's per-backbone "
+                         f"row: {group}@rows.templates.<template>.{field}={value}; docs/configs.md)")
     return value
