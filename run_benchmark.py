@@ -32,6 +32,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from configs import CONFIG_DIR, SEARCH_PATH
+from configs.overrides import check_group_overrides
 from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, exit_on_user_error
 from frameworks.compute_match import deferred_builder
@@ -246,7 +247,7 @@ def run(cfg: DictConfig, run_dir: Path) -> Path:
     data = instantiate_or_explain(cfg.data, "data")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
-    rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, seeds)
+    rows, row_facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), seeds)
     with open_dict(cfg):
         cfg.frameworks = rows
     overlay = build_overlay(cfg.overlay)
@@ -300,6 +301,7 @@ def cli() -> None:
     sys.argv = with_default_suite(sys.argv)
     with exit_on_user_error():
         register_plugins()
+        check_group_overrides(sys.argv[1:])
     main()
 
 

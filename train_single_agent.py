@@ -22,6 +22,7 @@ recipe, model or data) is refused with one line naming what differs, unless `res
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
 from configs import CONFIG_DIR, SEARCH_PATH
+from configs.overrides import check_group_overrides
 from core.config_keys import check_primary_keys, typed_config
 from core.errors import ConfigError, exit_on_user_error
 from frameworks.registry import instantiate_or_explain
@@ -38,8 +40,7 @@ from harness.decision_inputs import data_fingerprint
 from harness.execution import ExecutionConfig
 from market.data import MarketData
 from market.splits import Splits
-from single_agent.protocol import load_protocol
-from single_agent.rewards import RewardConfig, load_reward_config
+from single_agent.rewards import RewardConfig
 from training.async_trainer import async_grpo_trainer
 from training.checkpoints import check_checkpoint_model, checkpoint_step, last_checkpoint
 from training.config import TrainConfig
@@ -84,7 +85,7 @@ def train(cfg: DictConfig) -> Path:
     splits = typed_config(Splits, OmegaConf.to_container(cfg.split, resolve=True), "split")
     for ticker in tickers:
         splits.check(data.frame(ticker).index, data.origin.get(ticker, ticker))
-    protocol, reward = load_protocol(config.protocol), load_reward_config(config.reward)
+    protocol, reward = config.protocol, config.reward
     identity = run_identity({**{key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("train", "data", "split")},
                              "seed": seed, "tickers": tickers, "data_digest": data_fingerprint(data, splits.valid.end)})
     config_hash = claim_output_dir(output_dir, identity, str(cfg.resume))
@@ -140,5 +141,13 @@ def main(cfg: DictConfig) -> None:
         train(cfg)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The command line (`python train_single_agent.py` or the installed `tradeduel-train`): a config group
+    option that does not exist is one line (`configs.overrides`), then the Hydra app."""
+    with exit_on_user_error():
+        check_group_overrides(sys.argv[1:])
     main()
+
+
+if __name__ == "__main__":
+    cli()

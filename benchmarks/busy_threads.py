@@ -41,7 +41,7 @@ def run_row(run_dir: Path, threads: str, tickers: str) -> float:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     command = [sys.executable, "run_benchmark.py", "+suite=quick", "~frameworks.multi_agent", f"tickers=[{tickers}]",
                "report=false", "progress=false", f"hydra.run.dir={run_dir}",
-               f"+frameworks.{ROW}.llm_overrides.cache=false", f"+frameworks.{ROW}.llm_overrides.torch_threads={threads}"]
+               f"frameworks.{ROW}.llm.cache=false", f"frameworks.{ROW}.llm.torch_threads={threads}"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"error: {' '.join(command)} failed:\n{done.stderr[-3000:]}")

@@ -26,9 +26,8 @@ class EmbeddingsEndpoint(BaseModel):
 class FinAgentSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    llm: str = "smollm2"
-    """A config of `configs/llm/`."""
-    llm_overrides: dict[str, Any] = Field(default_factory=dict)
+    llm: dict[str, Any]
+    """The engine config, a composed option of the `llm` group (`llm@frameworks.NAME.llm=tiny`)."""
     constrained: bool = True
     """Decode every answer under its JSON schema's grammar (`finagent.outputs.answer_schema`)."""
     temperature: float = Field(0.0, ge=0.0)

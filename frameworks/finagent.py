@@ -1,7 +1,7 @@
 """FinAgent (Zhang et al., KDD 2024, arXiv 2402.18485) as a stateful `TradingFramework`.
 
 A thin adapter (docs/finagent.md): it validates the config as `FinAgentSettings`, builds the
-engine from `configs/llm` and the retriever (BM25, or an `/v1/embeddings` endpoint), and hands
+engine from its composed `llm` group config and the retriever (BM25, or an `/v1/embeddings` endpoint), and hands
 every batch to `finagent.agent.FinAgentPipeline`. Stateful (its memory carries over days) and
 shown the portfolio; stochastic only when it samples. A resumed run hands the journaled
 decisions back through `recall`, which rebuilds the memory they wrote. Its fingerprint covers
@@ -15,13 +15,14 @@ import hashlib
 import json
 from typing import Any
 
+from configs import require_composed
 from finagent.agent import FinAgentPipeline
 from finagent.outputs import STEPS, answer_schema
 from finagent.prompting import templates_digest
 from finagent.retrieval import BM25Retriever, EmbeddingRetriever, Retriever
 from finagent.settings import FinAgentSettings
 from frameworks.base import TradingFramework
-from llm_backends.configs import load_engine
+from llm_backends.build import LLM_GROUP, build_engine
 from llm_backends.grammar import json_schema_grammar
 from market.decision import Decision, DecisionContext
 
@@ -45,9 +46,9 @@ class FinAgent(TradingFramework):
     needs_portfolio = True
 
     def __init__(self, **config: Any):
+        require_composed("llm", config.get("llm"), LLM_GROUP)
         self.settings = FinAgentSettings.model_validate(config)
-        overrides = [f"{key}={json.dumps(value)}" for key, value in self.settings.llm_overrides.items()]
-        self.engine = load_engine(self.settings.llm, overrides)
+        self.engine = build_engine(self.settings.llm)
         self.pipeline = FinAgentPipeline(self.settings, self.engine, build_retriever(self.settings))
         self.stochastic = self.settings.temperature > 0
 

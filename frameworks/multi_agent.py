@@ -14,9 +14,10 @@ import hashlib
 import json
 from typing import Any
 
+from configs import require_composed
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
-from llm_backends.configs import load_engine
+from llm_backends.build import LLM_GROUP, build_engine
 from llm_backends.engine import ChatEngine
 from market.decision import Decision, DecisionContext
 from multi_agent.outputs import OUTPUTS
@@ -32,22 +33,26 @@ twenty LLM calls, each bounded by the engine's own request timeout and retries; 
 without a decision means the server hangs."""
 
 
-def build_engine(model: ModelSettings) -> ChatEngine:
-    """The engine of one model tier: its `configs/llm` config with the tier's overrides."""
-    return load_engine(model.llm, [f"{key}={json.dumps(value)}" for key, value in model.overrides.items()])
+def tier_engine(model: ModelSettings, tier: str) -> ChatEngine:
+    """The engine of one model tier, built from its composed `llm` config."""
+    if model.llm is None:
+        raise ConfigError(f"{tier}.llm: not set; select an engine with llm@frameworks.<row>.{tier}.llm=NAME")
+    return build_engine(model.llm, f"{tier}.llm")
 
 
 class MultiAgentDebate(TradingFramework):
     """Analysts, bull/bear debate, research manager, trader, risk debate, portfolio manager."""
 
     def __init__(self, **config: Any):
+        for tier in ("quick", "deep"):
+            require_composed(f"{tier}.llm", (config.get(tier) or {}).get("llm"), LLM_GROUP)
         self.settings = DebateSettings.model_validate(config)
-        self.quick_engine = build_engine(self.settings.quick)
-        same = (self.settings.deep.llm, self.settings.deep.overrides) == (self.settings.quick.llm, self.settings.quick.overrides)
-        self.deep_engine = self.quick_engine if same else build_engine(self.settings.deep)
+        self.quick_engine = tier_engine(self.settings.quick, "quick")
+        same = self.settings.deep.llm == self.settings.quick.llm
+        self.deep_engine = self.quick_engine if same else tier_engine(self.settings.deep, "deep")
         if self.settings.first_tool_call == "required" and getattr(self.quick_engine, "tokenizer", None) is None:
             raise ConfigError(f"first_tool_call: 'required' decodes the analysts' first turn under a tool-call grammar, "
-                              f"which needs a local engine's tokenizer; quick.llm {self.settings.quick.llm!r} "
+                              f"which needs a local engine's tokenizer; quick.llm "
                               f"({self.quick_engine.engine_id}) has none: set first_tool_call: auto")
         self.pipeline = DebatePipeline(self.settings, self.quick_engine, self.deep_engine)
         self.stateful = self.settings.memory

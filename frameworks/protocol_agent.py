@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from configs import require_composed
 from frameworks.base import TradingFramework
 from llm_backends.types import SamplingParams
 from market.decision import Decision, DecisionContext
 from single_agent.context_bound import episodes_fitting
 from single_agent.episode import Episode
 from single_agent.grammar import max_turn_tokens, protocol_grammar, single_token_tags
-from single_agent.protocol import load_protocol
-from single_agent.rewards import episode_rewards, load_reward_config
+from single_agent.protocol import PROTOCOL_GROUP, load_protocol
+from single_agent.rewards import REWARD_GROUP, episode_rewards, load_reward_config
 from single_agent.rollout import EpisodeStart, TokenPolicy, derive_seed, roll_out
 from single_agent.self_consistency import consensus_decision, shown_episode
 from tools import ToolSet
@@ -39,16 +41,17 @@ class ProtocolAgent(TradingFramework):
 
     policy: TokenPolicy
 
-    def __init__(self, protocol: str, reward: str, constrained: bool, temperature: float, top_p: float,
+    def __init__(self, protocol: Mapping[str, Any], reward: Mapping[str, Any], constrained: bool, temperature: float, top_p: float,
                  max_new_tokens: int | None, samples: int) -> None:
-        """`max_new_tokens` per turn (None: `max_turn_tokens(protocol)`, which never cuts a valid turn);
+        """`protocol` and `reward` are composed options of their config groups (`single_agent/protocol`,
+        `single_agent/reward`); `max_new_tokens` per turn (None: `max_turn_tokens(protocol)`, which never cuts a valid turn);
         `samples` episodes per decision, the majority answer executed (self-consistency)."""
         if samples < 1:
             raise ValueError(f"samples: {samples}; at least 1 episode per decision")
         if samples > 1 and temperature == 0:
             raise ValueError(f"samples: {samples} greedy episodes would all be the same; set temperature > 0")
-        self.protocol = load_protocol(protocol)
-        self.reward = load_reward_config(reward)
+        self.protocol = load_protocol(require_composed("protocol", protocol, PROTOCOL_GROUP))
+        self.reward = load_reward_config(require_composed("reward", reward, REWARD_GROUP))
         self.constrained = constrained
         self.params = SamplingParams(temperature=temperature, top_p=top_p,
                                      max_new_tokens=max_new_tokens or max_turn_tokens(self.protocol))

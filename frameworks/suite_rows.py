@@ -3,10 +3,16 @@
 The run config's `rows` holds templates (framework configs composed from `configs/framework/`)
 and two kinds of row built from them, added to `frameworks` before the run:
 
-- `rows.per_backbone`: PREFIX -> {template, backbone_fields, overrides}. For every name B in
-  `backbones` (`configs/backbone/B.yaml`), row `PREFIX-B` is the template with `overrides`
-  and, for each `field: key` of `backbone_fields`, the template's `field` (dotted) set to the
-  backbone's `key`. E.g. SA -> single_agent with `llm: llm` gives `SA-qwen2.5-7b`. With
+- `rows.per_backbone`: PREFIX -> {template, backbone_fields, overrides}. For every backbone B
+  of `backbones` (the Hydra config group `configs/backbones/`, selected as a list,
+  `backbones=[smollm2,tiny]`, each option under its own name), row `PREFIX-B` is the template
+  with `overrides` and, for each `field: key` of `backbone_fields`, the template's `field`
+  (dotted) set to the backbone's `key`. A backbone's engine keys (`llm`, `chat_llm`) name options
+  of the `llm` group; the row gets that option composed by Hydra with the backbone's
+  `<key>_overrides` (its fields: `path`, `knowledge_cutoff`). Backbone names hold dots
+  (`qwen2.5-7b`), which a defaults-list package cannot spell, so the engines are composed here
+  rather than in the backbone's own defaults. E.g. SA -> single_agent with `llm: llm` gives
+  `SA-qwen2.5-7b`. With
   `optional: true` a template that is not installed (its config composed with Hydra's
   `optional`) makes the row "not run" instead of an error.
 - `rows.trained`: NAME -> {template, checkpoints: {seed: path}, train, overrides}: the template
@@ -22,26 +28,27 @@ run's provenance (`run.json` `rows`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
-from configs import CONFIG_DIR
 from core.errors import ConfigError
 from frameworks.compute_match import explicit_budget
+from llm_backends.build import engine_config
 
-BACKBONE_DIR = CONFIG_DIR / "backbone"
 NOT_RUN = "not run"
+ENGINE_KEYS = ("llm", "chat_llm")
+"""A backbone's keys that name an option of the `llm` group (with `<key>_overrides`, its fields)."""
 
 
-def load_backbone(name: str) -> DictConfig:
-    """`configs/backbone/<name>.yaml`; a ConfigError naming the known backbones when there is none."""
-    path = BACKBONE_DIR / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in BACKBONE_DIR.glob("*.yaml")))
-        raise ConfigError(f"backbones: no backbone {name!r} (configs/backbone/{name}.yaml); known: {known}")
-    return OmegaConf.load(path)
+def backbone_value(backbone: DictConfig, key: str) -> Any:
+    """The backbone's `key`; for an engine key, its `llm` option composed with `<key>_overrides`."""
+    if key not in ENGINE_KEYS:
+        return backbone[key]
+    fields = backbone.get(f"{key}_overrides") or {}
+    return engine_config(str(backbone[key]), [f"{field}={json.dumps(value)}" for field, value in fields.items()])
 
 
 def _template(templates: DictConfig, spec: DictConfig, where: str) -> DictConfig:
@@ -59,8 +66,8 @@ def backbone_row(templates: DictConfig, prefix: str, spec: DictConfig, name: str
     for field, key in (spec.get("backbone_fields") or {}).items():
         if key not in backbone:
             raise ConfigError(f"{where}.backbone_fields.{field}: backbone {name} has no {key!r} "
-                              f"(configs/backbone/{name}.yaml has {', '.join(backbone)})")
-        OmegaConf.update(row, str(field), backbone[key], merge=False)
+                              f"(configs/backbones/{name}.yaml has {', '.join(backbone)})")
+        OmegaConf.update(row, str(field), backbone_value(backbone, str(key)), merge=False)
     return row
 
 
@@ -93,13 +100,13 @@ def trained_row(templates: DictConfig, name: str, spec: DictConfig, seeds: list[
 
 
 def listed_names(value: Any) -> list[str]:
-    """`backbones` as a list of names (one name alone is a list of one: `backbones=smollm2`)."""
+    """The names of the composed `backbones` (a mapping name -> backbone config), in their order."""
     if value is None:
         return []
-    return [str(v) for v in value] if isinstance(value, ListConfig | list) else [str(value)]
+    return [str(v) for v in value]
 
 
-def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any,
+def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: DictConfig | None,
                 seeds: list[int]) -> tuple[DictConfig, dict[str, dict]]:
     """(frameworks with the built rows added, facts per row: kind, template, backbone, status); a trained
     row runs the checkpoints of the run's `seeds`."""
@@ -109,7 +116,7 @@ def expand_rows(frameworks: DictConfig, rows: DictConfig | None, backbones: Any,
         return merged, facts
     templates = rows.get("templates") or OmegaConf.create({})
     for backbone_name in listed_names(backbones):
-        backbone = load_backbone(backbone_name)
+        backbone = backbones[backbone_name]
         for prefix, spec in (rows.get("per_backbone") or {}).items():
             name = f"{prefix}-{backbone_name}"
             facts[name] = {"kind": str(prefix), "template": spec.template, "backbone": backbone_name, "status": "run"}

@@ -7,7 +7,7 @@ The light names are exported here; engines live in their modules (`llm_backends.
 """
 
 from llm_backends.cache import ResponseCache
-from llm_backends.configs import load_engine
+from llm_backends.build import build_engine, engine_config
 from llm_backends.engine import ChatEngine
 from llm_backends.messages import assistant_message
 from llm_backends.tool_calls import ToolCall, parse_tool_calls
@@ -27,6 +27,7 @@ __all__ = [
     "UsageCounter",
     "UsageTotals",
     "assistant_message",
-    "load_engine",
+    "build_engine",
+    "engine_config",
     "parse_tool_calls",
 ]

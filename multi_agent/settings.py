@@ -35,16 +35,15 @@ RATING_ACTIONS: dict[Rating, Action] = {
 
 
 class ModelSettings(BaseModel):
-    """One model tier: a `configs/llm` name (or yaml path), its overrides and its sampling."""
+    """One model tier: its engine (a composed config of the `llm` group) and its sampling."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    llm: str = "smollm2"
-    overrides: dict[str, Any] = Field(default_factory=dict)
-    """Fields of the LLM config to override, e.g. `{cache: false}`."""
+    llm: dict[str, Any] | None = None
+    """The engine config, e.g. `configs/llm/smollm2.yaml` as composed (`llm@frameworks.NAME.quick.llm=tiny`);
+    the framework needs one, the pipeline alone (handed its engines) does not."""
     max_new_tokens: int = Field(32, gt=0)
     temperature: float = Field(0.0, ge=0.0)
-
 
 class DebateSettings(BaseModel):
     """The debate pipeline's configuration (TradingAgents' defaults where it has one)."""

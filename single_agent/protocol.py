@@ -1,4 +1,4 @@
-"""A protocol: what the single agent is shown and allowed (`configs/single_agent/protocol/`).
+"""A protocol: what the single agent is shown and allowed (the `single_agent/protocol` config group).
 
 The prompt templates (files under `single_agent/prompts/`), the tools offered and how each is
 offered (its description, the arguments shown in its schema, the values used for the
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from core.errors import ConfigError, one_line
 from market.decision import Action
-from single_agent.config_group import group_config
+from configs import compose_option
 from tools import REQUIRED_TOOLS, TOOLS
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
@@ -107,9 +108,17 @@ class Protocol(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def load_protocol(name: str) -> Protocol:
-    """The protocol `configs/single_agent/protocol/<name>.yaml` (or a yaml path); ConfigError when invalid."""
+PROTOCOL_GROUP = "single_agent/protocol"
+"""The Hydra config group of protocols; a framework composes one (`/single_agent/protocol@protocol: compact`)."""
+
+
+def load_protocol(config: Protocol | Mapping[str, Any] | str) -> Protocol:
+    """The protocol of a composed config of the `single_agent/protocol` group, or of that group's option
+    `config` when it is a name (outside a Hydra app: scripts, tests); ConfigError when invalid."""
+    if isinstance(config, Protocol):
+        return config
+    values = compose_option(PROTOCOL_GROUP, config) if isinstance(config, str) else config
     try:
-        return Protocol.model_validate(group_config("protocol", name))
+        return Protocol.model_validate(dict(values))
     except ValidationError as error:
-        raise ConfigError(f"protocol {name}: {one_line(error)}") from None
+        raise ConfigError(f"protocol {values.get('name', '')}: {one_line(error)}") from None

@@ -2,7 +2,7 @@
 
 This is the reading in docs/single_agent.md ("Reward"), taken from the paper's Algorithms 1–2
 and Table 9; every constant is a field of `RewardConfig`, loaded from
-`configs/single_agent/reward/<name>.yaml` (`paper`, `compact`). The label is the regime of
+an option of the `single_agent/reward` config group (`paper`, `compact`). The label is the regime of
 `market.regime`; a day without the full horizon has none, and then neither R_result nor the
 total exists (leave such days out of training and out of reward means). The executed fallback
 action never reaches R_result: an episode without a valid answer scores `invalid_result`.
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from configs import compose_option
 from core.errors import ConfigError, one_line
 from market.decision import Action
 from market.regime import REGIMES, regime_labels
-from single_agent.config_group import group_config
 from single_agent.episode import Episode
 from single_agent.tags import CALL_OPEN, THINK_CLOSE, THINK_OPEN
 from tools import TOOLS
@@ -72,12 +72,20 @@ class RewardConfig(BaseModel):
         return self
 
 
-def load_reward_config(name: str) -> RewardConfig:
-    """The reward config `configs/single_agent/reward/<name>.yaml` (or a yaml path); ConfigError when invalid."""
+REWARD_GROUP = "single_agent/reward"
+"""The Hydra config group of reward configs; a framework composes one (`/single_agent/reward@reward: compact`)."""
+
+
+def load_reward_config(config: RewardConfig | Mapping[str, Any] | str) -> RewardConfig:
+    """The reward config of a composed config of the `single_agent/reward` group, or of that group's
+    option `config` when it is a name (a trace records its reward config's name); ConfigError when invalid."""
+    if isinstance(config, RewardConfig):
+        return config
+    values = compose_option(REWARD_GROUP, config) if isinstance(config, str) else config
     try:
-        return RewardConfig.model_validate(group_config("reward", name))
+        return RewardConfig.model_validate(dict(values))
     except ValidationError as error:
-        raise ConfigError(f"reward {name}: {one_line(error)}") from None
+        raise ConfigError(f"reward {values.get('name', '')}: {one_line(error)}") from None
 
 
 class RewardComponents(BaseModel):

@@ -161,7 +161,7 @@ def test_withheld_records_are_counted_in_the_report(tmp_path):
 def test_the_single_agent_on_the_synthetic_market_shows_no_significant_gap(tmp_path):
     out = tmp_path / "out"
     done = run("+suite=synthetic", "tickers=[ALFA,BRVO]", "seeds=[0]", "split.test.end=2020-01-31",
-               "+framework@frameworks.single_agent=single_agent", "frameworks.single_agent.llm=tiny",
+               "+framework@frameworks.single_agent=single_agent", "llm@frameworks.single_agent.llm=tiny",
                "+framework@frameworks.expert=scripted_expert", "+probe=memorisation", f"hydra.run.dir={out}")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = memorisation_numbers(load_run(out), load_run(out / "anonymised")).xs(ALL, level="window")

@@ -14,6 +14,7 @@ from cli_helpers import ROOT, benchmark_command, support_env
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
+from configs import compose_option
 from frameworks.suite_rows import expand_rows
 
 from metrics.paper_reference import MAIN, paper_reference
@@ -40,12 +41,13 @@ def prices(tmp_path_factory):
 def paper_run(tmp_path_factory, prices):
     """The paper suite on `prices`: rule rows, SA and SC on the tiny model, the trained rows not run."""
     out = tmp_path_factory.mktemp("paper")
-    compact = "{protocol: compact, reward: compact, constrained: true}"
     result = subprocess.run(benchmark_command(
         "+suite=paper", "data=files", f"data.path={prices}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
         "backbones=[tiny]", "seeds=[0,1]", f"split.test.end={TEST_END}", "paper.cost_reference=[MA,SA]",
-        f"rows.per_backbone.SA.overrides={compact}",
-        "rows.per_backbone.SC.overrides={protocol: compact, reward: compact, constrained: true, temperature: 0.7}",
+        "single_agent/protocol@rows.templates.single_agent.protocol=compact",   # the compact protocol and reward
+        "single_agent/reward@rows.templates.single_agent.reward=compact",       # for SA and SC
+        "rows.per_backbone.SA.overrides={constrained: true}",
+        "rows.per_backbone.SC.overrides={constrained: true, temperature: 0.7}",
         "rows.per_backbone.MA.overrides.quick.max_new_tokens=24", "rows.per_backbone.MA.overrides.deep.max_new_tokens=32",
         "rows.per_backbone.MA.overrides.constrained=true", "rows.per_backbone.MA.overrides.max_tool_rounds=1",
         "rows.per_backbone.MA.overrides.first_tool_call=required", "+rows.per_backbone.MA.overrides.analysts=[market]",
@@ -156,7 +158,8 @@ def test_a_parallel_sweep_over_seeds_writes_one_paper_report_per_job(tmp_path, p
     command = benchmark_command(
         "+suite=paper", "data=files", f"data.path={prices}", "~frameworks.finrl_a2c", "~frameworks.finrl_ppo",
         "backbones=tiny", "~rows.per_backbone.SC", "seeds=[0],[1]", "split.test.end=2025-01-03",
-        "rows.per_backbone.SA.overrides={protocol: compact, reward: compact, constrained: true}",
+        "single_agent/protocol@rows.templates.single_agent.protocol=compact",
+        "single_agent/reward@rows.templates.single_agent.reward=compact", "rows.per_backbone.SA.overrides={constrained: true}",
         "paper.rolling={months: null, days: 2, step_days: 1}",
         "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={tmp_path}",
     )
@@ -204,7 +207,7 @@ def composed_rows(suite: str) -> dict:
     """The rows `+suite=<suite>` builds (as `run_benchmark.py` does), by name, as plain configs."""
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"+suite={suite}"])
-    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, list(cfg.seeds))
+    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), list(cfg.seeds))
     with open_dict(cfg):
         cfg.frameworks = frameworks
     return {name: OmegaConf.to_container(cfg.frameworks[name], resolve=True) for name in facts if name in frameworks}
@@ -229,8 +232,7 @@ def test_the_paper_suites_ma_rows_run_at_the_papers_scale_with_free_decoding():
 def test_the_offline_paper_suite_keeps_laptop_budgets_and_says_so():
     (name, row), = [(n, r) for n, r in composed_rows("paper_offline").items() if n.startswith("MA-")]
     settings = debate_settings(row)
-    laptop = debate_settings(OmegaConf.to_container(OmegaConf.load(ROOT / "configs" / "framework" / "multi_agent.yaml"),
-                                                    resolve=True))
+    laptop = debate_settings(compose_option("framework", "multi_agent"))
     assert (settings.quick.max_new_tokens, settings.deep.max_new_tokens, settings.answer_chars, settings.max_tool_rounds,
             settings.constrained) == (laptop.quick.max_new_tokens, laptop.deep.max_new_tokens, laptop.answer_chars,
                                       laptop.max_tool_rounds, laptop.constrained)

@@ -41,8 +41,6 @@ from frameworks.registry import instantiate_or_explain
 from market.decision import Action
 from market.regime import ACTION_OF_REGIME
 from market.splits import Splits
-from single_agent.protocol import load_protocol
-from single_agent.rewards import load_reward_config
 from single_agent.tags import ANSWER_OPEN
 from training.config import TrainConfig
 from training.demonstrations import demonstration_episodes
@@ -100,7 +98,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     data = instantiate_or_explain(cfg.data, "data")
     splits = typed_config(Splits, OmegaConf.to_container(cfg.split, resolve=True), "split")
-    protocol, reward = load_protocol(config.protocol), load_reward_config(config.reward)
+    protocol, reward = config.protocol, config.reward
     tickers = list(cfg.tickers)
     model, tokenizer = load_policy(Path(args.policy), config.model)
     engine = rollout_engine(model, tokenizer, "probe")

@@ -88,7 +88,7 @@ class AsyncAgentGRPOTrainer(AgentGRPOTrainer):
 def worker_setup(config: TrainConfig, protocol: Protocol, data: MarketData, prompts: Dataset, start: Path,
                  seed: int) -> WorkerSetup:
     """The rollout process's setup from the recipe (the prompt stream's start is set when training begins)."""
-    return WorkerSetup(policy_folder=str(start), model=config.model, protocol=protocol.name, data=data,
+    return WorkerSetup(policy_folder=str(start), model=config.model, protocol=protocol, data=data,
                        rows=prompts.to_list(), params=sampling_params(config, protocol), constrained=config.constrained,
                        curriculum=config.tool_curriculum, seed=seed,
                        num_generations=config.optimisation.num_generations,

@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llm_backends.tiny import TinySpec
+from single_agent.protocol import Protocol
+from single_agent.rewards import RewardConfig
 
 
 class _Strict(BaseModel):
@@ -222,8 +224,8 @@ class TrainConfig(_Strict):
     name: str
     mode: Literal["sync", "async"] = Field(description="sync: TRL's GRPOTrainer, rollouts between optimizer steps; "
                                                        "async: a rollout process beside the trainer (`asynchronous`)")
-    protocol: str
-    reward: str
+    protocol: Protocol = Field(description="a composed option of the single_agent/protocol group")
+    reward: RewardConfig = Field(description="a composed option of the single_agent/reward group")
     constrained: bool = Field(description="hold every rollout turn to the protocol grammar")
     max_new_tokens: int | None = Field(ge=1, description="per turn; None: the protocol's max_turn_tokens")
     informative_tool: str = Field(description="the tool whose call share is monitored (the informative channel)")

@@ -33,7 +33,7 @@ import torch
 from core.errors import one_line
 from llm_backends.types import Conversation, SamplingParams, TokenRequest, TokenResult
 from market.data import MarketData
-from single_agent.protocol import load_protocol
+from single_agent.protocol import Protocol
 from single_agent.rollout import TurnRequest, roll_out
 from training.config import AsyncSettings, ModelConfig, ToolCurriculum
 from training.policy_model import load_policy, lora_config, rollout_engine
@@ -53,7 +53,7 @@ class WorkerSetup:
 
     policy_folder: str
     model: ModelConfig
-    protocol: str
+    protocol: Protocol
     data: MarketData
     rows: list[dict[str, Any]]
     params: SamplingParams
@@ -144,7 +144,7 @@ def _throttled(produced: int, batch: int, version: int, start: int, setup: Worke
 def generate_groups(setup: WorkerSetup, weights: SharedWeights, queue: Any, stop: Any) -> None:
     """The process body (see the module docstring)."""
     policy = _policy(setup, weights)
-    protocol = load_protocol(setup.protocol)
+    protocol = setup.protocol
     rollouts = EpisodeRollouts(policy, protocol, setup.data, setup.params, constrained=setup.constrained,
                                seed=setup.seed, informative_tool="", curriculum=setup.curriculum)
     while weights.version < 0 and _alive(stop):

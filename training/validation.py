@@ -31,14 +31,16 @@ from harness.execution import ExecutionConfig
 from harness.journal import Journal
 from harness.run_directory import write_episodes
 from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
+from llm_backends.build import engine_config
 from market.data import MarketData
 from market.regime import ACTION_OF_REGIME
 from metrics.episodes import AVERAGE_TICKER, episode_metrics
+from single_agent.protocol import Protocol
 from single_agent.rewards import RewardConfig, regime_label, result_reward
 from training.checkpoints import POLICY_DIR, checkpoint_dir
 
 FRAMEWORK = "alphaquanter"
-ENGINE_OVERRIDES = {"batch_wait_ms": 0, "kv_cache_mb": 512}
+ENGINE_OVERRIDES = ["path=null", "batch_wait_ms=0", "kv_cache_mb=512"]
 """No micro-batching thread (a new thread's torch runs on every core, not on the trainer's
 `torch_threads`: several times slower on a busy 2-core machine) and a smaller prefix store."""
 
@@ -52,7 +54,7 @@ class ValidationSetup:
     start: pd.Timestamp
     end: pd.Timestamp
     execution: ExecutionConfig
-    protocol: str
+    protocol: Protocol
     reward: RewardConfig
     constrained: bool
     informative_tool: str
@@ -84,8 +86,8 @@ def validate_policy(policy: Path, setup: ValidationSetup, run_dir: Path) -> dict
     """Trade `policy` over the setup's window into `run_dir`; the scores of the module docstring."""
     started = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
-    agent = SingleAgent(llm=None, llm_overrides=ENGINE_OVERRIDES, checkpoint=str(policy), protocol=setup.protocol,
-                        reward=setup.reward.name, constrained=setup.constrained, temperature=0.0)
+    agent = SingleAgent(llm=engine_config("transformers", ENGINE_OVERRIDES), checkpoint=str(policy),
+                        protocol=setup.protocol, reward=setup.reward, constrained=setup.constrained, temperature=0.0)
     entry = FrameworkEntry(name=FRAMEWORK, framework=agent, config_hash="validation", fingerprint=agent.fingerprint())
     spec = RunSpec(tickers=setup.tickers, seeds=[0], start=setup.start, end=setup.end, execution=setup.execution)
     with Journal(run_dir / "journal.sqlite") as journal:

@@ -1,4 +1,4 @@
-"""Command line: serve the engine of a `configs/llm` config until interrupted (see the package docstring)."""
+"""Command line: serve the engine of an `llm` config group option until interrupted (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import logging
 import os
 
-from llm_backends.configs import load_engine
+from llm_backends.build import build_engine, engine_config
 from llm_backends.serve.app import DEFAULT_REQUEST_TIMEOUT_S, build_app
 from llm_backends.serve.body import DEFAULT_MAX_BODY_BYTES
 from llm_backends.serve.server import listening_socket, uvicorn_server
@@ -19,10 +19,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m llm_backends.serve", description="An OpenAI-compatible server over one of our engines.",
     )
-    parser.add_argument("--engine", default="tiny", help="config name in configs/llm (or a yaml path)")
+    parser.add_argument("--engine", default="tiny", help="an option of the llm config group (configs/llm/NAME.yaml)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a field of that config (Hydra override grammar), e.g. --set kv_cache_mb=0")
     parser.add_argument("--api-key-env", help="require this environment variable's value as bearer key")
     parser.add_argument(
         "--context-length", type=int, help="the model's context in tokens (required for engines that do not report it)",
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         api_key = os.environ.get(args.api_key_env)
         if not api_key:
             parser.error(f"--api-key-env: environment variable {args.api_key_env} is not set")
-    engine = load_engine(args.engine, args.set)
+    engine = build_engine(engine_config(args.engine, args.set), f"--engine {args.engine}")
     try:
         try:
             app = build_app(engine, api_key, args.context_length, args.request_timeout or None, args.max_body_bytes)

@@ -9,6 +9,7 @@ from harness.journal import Journal
 from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.data import MarketData
 from market.synthetic import generate_market
+from llm_backends.build import engine_config
 
 TICKERS = ["ALFA", "BRVO"]
 START, END = pd.Timestamp("2020-06-01"), pd.Timestamp("2020-06-04")
@@ -20,7 +21,7 @@ def synthetic_market() -> MarketData:
 
 
 def make_agent(**settings) -> FinAgent:
-    return FinAgent(**{"llm": "tiny", **settings})
+    return FinAgent(**{"llm": engine_config("tiny"), **settings})
 
 
 def run(data: MarketData, framework: FinAgent, journal_path, end: pd.Timestamp = END, tickers=TICKERS):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from cli_helpers import ROOT
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 from frameworks.finagent import FinAgent
+from llm_backends.build import engine_config
 
 ABLATIONS = {  # config -> (low-level reflection, high-level reflection, tools)
     "finagent_intelligence": (False, False, False), "finagent_low_level": (True, False, False),
@@ -22,7 +24,8 @@ def test_the_ablation_suite_holds_the_four_configs_on_the_synthetic_market():
     for name, modules in ABLATIONS.items():
         framework = cfg.frameworks[name]
         assert (framework.low_level_reflection, framework.high_level_reflection, framework.tools) == modules
-        assert framework.llm == "smollm2"
-    agent = instantiate(cfg.frameworks.finagent_intelligence, llm="tiny")
+        assert framework.llm == engine_config("smollm2")   # the llm group's option, composed
+    OmegaConf.update(cfg, "frameworks.finagent_intelligence.llm", engine_config("tiny"), merge=False)  # llm@...=tiny
+    agent = instantiate(cfg.frameworks.finagent_intelligence)
     assert isinstance(agent, FinAgent) and agent.stateful and agent.needs_portfolio and not agent.stochastic
     assert agent.run_facts()["modules"] == {"low_level_reflection": False, "high_level_reflection": False, "tools": False}

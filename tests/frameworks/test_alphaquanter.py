@@ -11,6 +11,7 @@ from transformers import AutoModelForCausalLM
 
 from core.errors import ConfigError
 from frameworks.single_agent import SingleAgent
+from composed_options import agent_options
 from llm_backends.paths import CACHE_ENV
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import DecisionContext
@@ -48,17 +49,17 @@ def adapter(cache, tmp_path_factory):
 
 
 def test_a_model_folder_plays_like_its_llm_config(cache):
-    trained = SingleAgent(llm=None, checkpoint=str(cache))
-    untrained = SingleAgent(llm="tiny")
+    trained = SingleAgent(**agent_options(llm=None), checkpoint=str(cache))
+    untrained = SingleAgent(**agent_options())
     assert trained.policy.model == cache.name
     assert [d.action for d in trained.decide(contexts())] == [d.action for d in untrained.decide(contexts())]
     assert trained.policy.fingerprint() == untrained.policy.fingerprint()  # the same weights, tokenizer, template
 
 
 def test_a_lora_adapter_is_merged_into_its_base(cache, adapter):
-    recorded = SingleAgent(llm=None, checkpoint=str(adapter))
-    named = SingleAgent(llm="tiny", checkpoint=str(adapter))
-    base = SingleAgent(llm="tiny")
+    recorded = SingleAgent(**agent_options(llm=None), checkpoint=str(adapter))
+    named = SingleAgent(**agent_options(), checkpoint=str(adapter))
+    base = SingleAgent(**agent_options())
     assert recorded.policy.model == f"{cache.name}+lora-step-10" and named.policy.model.endswith("+lora-step-10")
     assert recorded.policy.fingerprint() == named.policy.fingerprint() != base.policy.fingerprint()
     merged = dict(named.policy.hf_model.named_parameters())
@@ -71,7 +72,7 @@ def test_a_lora_adapter_is_merged_into_its_base(cache, adapter):
 
 
 def test_self_consistency_votes_over_sampled_episodes(cache):
-    agent = SingleAgent(llm="tiny", temperature=1.0, samples=3)
+    agent = SingleAgent(**agent_options(), temperature=1.0, samples=3)
     assert agent.stochastic
     decisions = agent.decide(contexts(seed=1))
     for decision in decisions:
@@ -79,33 +80,39 @@ def test_self_consistency_votes_over_sampled_episodes(cache):
         assert decision.trace.extra["samples"] == 3 and sum(votes.values()) == 3  # constrained: all answer
         assert votes[decision.action.value] == max(votes.values())
         assert len(decision.trace.llm_calls) >= 3
-    again = SingleAgent(llm="tiny", temperature=1.0, samples=3).decide(contexts(seed=1))
+    again = SingleAgent(**agent_options(), temperature=1.0, samples=3).decide(contexts(seed=1))
     same = lambda d: (d.action, d.trace.messages, d.trace.extra, [c.completion_tokens for c in d.trace.llm_calls])  # noqa: E731
     assert [same(d) for d in again] == [same(d) for d in decisions]  # latencies aside
 
 
 def test_fingerprints_follow_the_protocol_grammar_and_reward(cache):
-    base = SingleAgent(llm="tiny").fingerprint()
-    assert SingleAgent(llm="tiny").fingerprint() == base
-    assert SingleAgent(llm="tiny", constrained=False).fingerprint() != base
-    assert SingleAgent(llm="tiny", protocol="paper").fingerprint() != base
-    assert SingleAgent(llm="tiny", reward="paper").fingerprint() != base
-    assert SingleAgent(llm="tiny", temperature=1.0).fingerprint() == base  # sampling is in the config hash
+    base = SingleAgent(**agent_options()).fingerprint()
+    assert SingleAgent(**agent_options()).fingerprint() == base
+    assert SingleAgent(**agent_options(), constrained=False).fingerprint() != base
+    assert SingleAgent(**agent_options(protocol="paper")).fingerprint() != base
+    assert SingleAgent(**agent_options(reward="paper")).fingerprint() != base
+    assert SingleAgent(**agent_options(), temperature=1.0).fingerprint() == base  # sampling is in the config hash
 
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"samples": 2}, "greedy episodes would all be the same"),
     ({"samples": 0}, "at least 1 episode"),
     ({"llm": None}, "name a backbone"),
-    ({"llm": "openai"}, "does not take token ids"),
+    ({"llm": "tiny"}, "select it with llm@frameworks.<row>.llm=tiny"),   # a name, the form before the llm group
+    ({"protocol": "paper"}, "select it with single_agent/protocol@frameworks.<row>.protocol=paper"),
     ({"llm": None, "checkpoint": "no/such/folder"}, "no such folder"),
 ])
-def test_refused_configurations(cache, settings, message, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+def test_refused_configurations(cache, settings, message):
     with pytest.raises((ConfigError, ValueError), match=message):
-        SingleAgent(**{"llm": "tiny", **settings})
+        SingleAgent(**{**agent_options(), **settings})
+
+
+def test_an_engine_without_token_ids_is_refused(cache, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    with pytest.raises(ConfigError, match="does not take token ids"):
+        SingleAgent(**agent_options(llm="openai"))
 
 
 def test_a_whole_model_takes_no_base(cache):
-    with pytest.raises(ConfigError, match="leave llm unset"):
-        SingleAgent(llm="tiny", checkpoint=str(cache))
+    with pytest.raises(ConfigError, match="leave llm at the transformers config"):
+        SingleAgent(**agent_options(), checkpoint=str(cache))

@@ -15,6 +15,7 @@ from transformers import AutoModelForCausalLM
 from core.errors import ConfigError
 from frameworks.checkpoint_seeds import CheckpointPerSeed
 from frameworks.single_agent import SingleAgent
+from composed_options import agent_options
 from llm_backends.paths import CACHE_ENV
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import DecisionContext
@@ -66,20 +67,20 @@ def checkpoints(tmp_path_factory):
 
 
 def test_each_seed_decides_with_its_own_checkpoint(checkpoints):
-    framework = CheckpointPerSeed({0: str(checkpoints[0]), 1: str(checkpoints[1])}, llm=None)
+    framework = CheckpointPerSeed({0: str(checkpoints[0]), 1: str(checkpoints[1])}, **agent_options(llm=None))
     assert framework.stochastic
     mixed = [c for pair in zip(contexts(0), contexts(1)) for c in pair]
     decisions = framework.decide(mixed)
     for seed in (0, 1):
-        alone = SingleAgent(llm=None, checkpoint=str(checkpoints[seed])).decide(contexts(seed))
+        alone = SingleAgent(**agent_options(llm=None), checkpoint=str(checkpoints[seed])).decide(contexts(seed))
         assert [d.action for d in decisions[seed::2]] == [d.action for d in alone]
-    assert framework.fingerprint() != CheckpointPerSeed({0: str(checkpoints[0])}, llm=None).fingerprint()
+    assert framework.fingerprint() != CheckpointPerSeed({0: str(checkpoints[0])}, **agent_options(llm=None)).fingerprint()
     with pytest.raises(ConfigError, match="no checkpoint for seed 2"):
         framework.decide(contexts(2))
 
 
 def test_run_facts_carry_each_seeds_training_steps_wall_time_and_convergence(checkpoints):
-    facts = CheckpointPerSeed({0: str(checkpoints[0]), 1: str(checkpoints[1])}, llm=None).run_facts()
+    facts = CheckpointPerSeed({0: str(checkpoints[0]), 1: str(checkpoints[1])}, **agent_options(llm=None)).run_facts()
     first, second = facts["seeds"]["0"], facts["seeds"]["1"]
     assert (first["steps"], first["max_steps"], first["wall_s"], first["converged"]) == (40, 40, 80.0, True)
     assert (second["steps"], second["converged"]) == (20, False)

@@ -73,7 +73,7 @@ def test_the_run_builds_every_row_from_its_config_and_defers_the_matched_one():
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["+suite=paper", "backbones=[tiny]", "seeds=[0]",
                                                        "frameworks.finrl_a2c.timesteps=10", "~frameworks.finrl_ppo"])
-    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0])
+    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0])
     with open_dict(cfg):
         cfg.frameworks = rows
     entries = run_benchmark.framework_entries(cfg, facts, {"data": cfg.data, "tools": cfg.tools}, cfg.execution)

@@ -20,7 +20,7 @@ from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Decision
 from single_agent.failures import FAILURE_KINDS, failure_kind
 
-TINY_AGENT = ("+framework@frameworks.single_agent=single_agent", "frameworks.single_agent.llm=tiny")
+TINY_AGENT = ("+framework@frameworks.single_agent=single_agent", "llm@frameworks.single_agent.llm=tiny")
 EXPERT = ("+framework@frameworks.expert=scripted_expert",)
 WINDOW = ("+suite=smoke", "tickers=[MSFT]", "split.test.end=2020-01-10")
 
@@ -137,5 +137,5 @@ def test_alphaquanter_takes_a_checkpoint_by_path(tmp_path, run_cli):
 def test_alphaquanter_without_a_checkpoint_names_the_missing_setting(tmp_path):
     with pytest.raises(ConfigError) as refused:
         run_in_process(tmp_path, *WINDOW, "+framework@frameworks.alphaquanter=alphaquanter")
-    assert str(refused.value) == ("frameworks.alphaquanter: name a backbone "
-                                  "(llm=NAME of configs/llm) or a trained policy (checkpoint=PATH)")
+    assert str(refused.value) == ("frameworks.alphaquanter: name a backbone (llm@frameworks.<row>.llm=NAME "
+                                  "of the llm group) or a trained policy (checkpoint=PATH)")

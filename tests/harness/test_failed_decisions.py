@@ -131,14 +131,14 @@ def test_the_debate_over_a_dead_endpoint_fails_and_is_decided_again_once_the_ser
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     served = tiny_engine()
     port = free_port()
-    overrides = [f"+frameworks.multi_agent.quick.overrides.{key}={value}" for key, value in {
+    overrides = [f"++frameworks.multi_agent.quick.llm.{key}={value}" for key, value in {
         "base_url": f"http://127.0.0.1:{port}/v1", "model": served.model, "max_retries": 0, "cache": "false"}.items()]
 
     def debate():
         with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
             cfg = compose("config", overrides=[
                 "+suite=smoke", "tickers=[MSFT]", "seeds=[0]", "split.test.end=2020-01-06", "progress=false",
-                "report=false", "+framework@frameworks.multi_agent=multi_agent", "frameworks.multi_agent.quick.llm=local-server",
+                "report=false", "+framework@frameworks.multi_agent=multi_agent", "llm@frameworks.multi_agent.quick.llm=local-server",
                 "frameworks.multi_agent.first_tool_call=auto",  # a remote engine has no tokenizer for the forced call
                 "frameworks.multi_agent.quick.max_new_tokens=24", "frameworks.multi_agent.deep.max_new_tokens=32",
                 *overrides])

@@ -17,6 +17,7 @@ from llm_backends.paths import CACHE_ENV
 from harness.runner import RunSpec
 from harness.time_limit import TimedOut, call_within
 from market.decision import Action
+from llm_backends.build import engine_config
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -70,8 +71,8 @@ def test_the_debate_over_an_http_engine_has_a_limit_and_over_a_local_one_none(tm
     from frameworks.multi_agent import REMOTE_DECISION_TIMEOUT_S, MultiAgentDebate
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
-    remote = {"llm": "local-server", "overrides": {"base_url": "http://127.0.0.1:9/v1", "cache": False}}
+    remote = {"llm": engine_config("local-server", ["base_url=http://127.0.0.1:9/v1", "cache=false"])}
     over_http = MultiAgentDebate(quick=remote, deep=remote, first_tool_call="auto")  # no tokenizer: no forced call
     assert over_http.decision_timeout_s() == REMOTE_DECISION_TIMEOUT_S
-    assert MultiAgentDebate(quick={"llm": "tiny"}, deep={"llm": "tiny"}).decision_timeout_s() is None
+    assert MultiAgentDebate(quick={"llm": engine_config("tiny")}, deep={"llm": engine_config("tiny")}).decision_timeout_s() is None
     assert BuyAndHold().decision_timeout_s() is None

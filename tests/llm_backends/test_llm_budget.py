@@ -8,7 +8,7 @@ import torch
 
 from llm_backends import budget
 from llm_backends.budget import MIB, STORE_SHARE, batch_positions, kv_position_bytes, store_mb, use_torch_threads
-from llm_backends.configs import load_engine
+from llm_backends.build import build_engine, engine_config
 from llm_backends.tiny import TinySpec
 
 
@@ -19,7 +19,7 @@ def test_a_position_costs_keys_and_values_of_every_layer(tiny):
 
 
 def test_memory_mb_splits_into_the_store_and_the_batch_cap(tiny_root):
-    engine = load_engine("tiny", ["memory_mb=64"])
+    engine = build_engine(engine_config("tiny", ["memory_mb=64"]))
     position = kv_position_bytes(engine.hf_model)
     assert engine.kv_store.budget_bytes == int(STORE_SHARE * 64 * MIB) == int(store_mb(64) * MIB)
     assert engine.max_batch_tokens == batch_positions(64, position) == int((1 - STORE_SHARE) * 64 * MIB // (2 * position))
@@ -27,16 +27,16 @@ def test_memory_mb_splits_into_the_store_and_the_batch_cap(tiny_root):
 
 
 def test_explicit_store_and_batch_sizes_replace_their_share(tiny_root):
-    engine = load_engine("tiny", ["memory_mb=64", "kv_cache_mb=0", "max_batch_tokens=5000"])
+    engine = build_engine(engine_config("tiny", ["memory_mb=64", "kv_cache_mb=0", "max_batch_tokens=5000"]))
     assert engine.kv_store is None and engine.kv_store_positions == 0 and engine.max_batch_tokens == 5000
 
 
 def test_the_config_sets_torch_threads_and_null_keeps_them(tiny_root):
     before = torch.get_num_threads()
     try:
-        load_engine("tiny", ["torch_threads=2"])
+        build_engine(engine_config("tiny", ["torch_threads=2"]))
         assert torch.get_num_threads() == 2
-        load_engine("tiny", ["torch_threads=null"])
+        build_engine(engine_config("tiny", ["torch_threads=null"]))
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)

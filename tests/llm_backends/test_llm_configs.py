@@ -3,13 +3,14 @@
 import importlib
 import inspect
 
-import hydra.utils
 import pytest
 from omegaconf import OmegaConf
 
-from llm_backends.configs import CONFIG_DIR
+from configs import CONFIG_DIR as CONFIGS
+from llm_backends.build import LLM_GROUP, build_engine, engine_config
 from llm_backends.transformers_engine import TransformersEngine
 
+CONFIG_DIR = CONFIGS / LLM_GROUP
 CONFIGS = sorted(CONFIG_DIR.glob("*.yaml"))
 
 
@@ -41,5 +42,5 @@ def test_paper_backbones_are_configured():
 
 
 def test_tiny_config_instantiates_an_engine(tiny_root):
-    engine = hydra.utils.instantiate(OmegaConf.load(CONFIG_DIR / "tiny.yaml"))
+    engine = build_engine(engine_config("tiny"))
     assert isinstance(engine, TransformersEngine) and engine.model.startswith("tiny-qwen2-")

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from llm_test_helpers import PRICE_TOOL, conversation
 
-from llm_backends.configs import CONFIG_DIR, load_engine
+from configs import CONFIG_DIR
+from llm_backends.build import build_engine, engine_config
 from llm_backends.openai_engine import OpenAIEngine, openai_engine, parse_response
 from llm_backends.paths import CACHE_ENV
 from llm_backends.serve import start_server
@@ -20,7 +21,7 @@ from llm_backends.types import ChatResult, SamplingParams
 
 KEY_ENV = "TD_TEST_LLM_KEY"
 SECRET = "sk-test-5f1c0ffee-never-log-me"
-ROOT = CONFIG_DIR.parents[1]
+ROOT = CONFIG_DIR.parent
 
 
 @pytest.fixture(scope="module")
@@ -119,10 +120,10 @@ def test_without_tools_the_whole_text_is_content():
 
 
 def test_serve_command_loads_engines_by_config_name(tiny_root):
-    engine = load_engine("tiny", ["num_hidden_layers=1"])
+    engine = build_engine(engine_config("tiny", ["num_hidden_layers=1"]))
     assert engine.hf_model.config.num_hidden_layers == 1
-    with pytest.raises(ValueError, match="no such LLM config; known: .*tiny"):
-        load_engine("nope")
+    with pytest.raises(ValueError, match="llm: no option 'nope' .*; known: .*tiny"):
+        engine_config("nope")
 
 
 @pytest.mark.slow

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from omegaconf import OmegaConf
 
 from core.config_keys import check_target_keys, typed_config
 from core.errors import ConfigError
 from harness.execution import ExecutionConfig
-from llm_backends.configs import CONFIG_DIR
+from llm_backends.build import engine_config
 from market.splits import Splits
 
 SPLIT = {"train": {"start": "2020-01-01", "end": "2020-03-31"}, "valid": {"start": "2020-05-01", "end": "2020-06-30"},
@@ -16,7 +15,7 @@ SPLIT = {"train": {"start": "2020-01-01", "end": "2020-03-31"}, "valid": {"start
 
 
 def llm(name: str, **extra) -> dict:
-    return {**OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / f"{name}.yaml")), **extra}
+    return {**engine_config(name), **extra}
 
 
 @pytest.mark.parametrize("check, expected", [

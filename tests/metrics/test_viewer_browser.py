@@ -43,8 +43,8 @@ DUEL = ("buy_and_hold", "macd", "sma_cross", "zmr", "kdj_rsi", "random", "single
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("duel")
     done = subprocess.run(benchmark_command(
-        "tickers=MSFT", f"split.test.end={DAYS[-1]}", "frameworks.single_agent.llm=tiny",
-        "frameworks.multi_agent.quick.llm=tiny", "+frameworks.hostile={_target_: support_frameworks.HostileText}",
+        "tickers=MSFT", f"split.test.end={DAYS[-1]}", "llm@frameworks.single_agent.llm=tiny",
+        "llm@frameworks.multi_agent.quick.llm=tiny", "+frameworks.hostile={_target_: support_frameworks.HostileText}",
         f"hydra.run.dir={out}"), cwd=ROOT, env=support_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1].endswith(f"viewer/index.html (the trace viewer) in {out}")

@@ -30,7 +30,7 @@ def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("multi_agent")
     done = subprocess.run(benchmark_command(
         "+suite=smoke", "tickers=[MSFT,NVDA]", "split.test.end=2020-01-06",
-        "+framework@frameworks.multi_agent=multi_agent", "frameworks.multi_agent.quick.llm=tiny",
+        "+framework@frameworks.multi_agent=multi_agent", "llm@frameworks.multi_agent.quick.llm=tiny",
         "frameworks.multi_agent.quick.max_new_tokens=24", "frameworks.multi_agent.deep.max_new_tokens=32",
         f"hydra.run.dir={out}"), cwd=ROOT, env=support_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

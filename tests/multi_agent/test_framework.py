@@ -6,16 +6,17 @@ import re
 
 import pytest
 from cli_helpers import ROOT
-from omegaconf import OmegaConf
 from pydantic import ValidationError
 
 from core.errors import ConfigError
 from frameworks.multi_agent import MultiAgentDebate
 from multi_agent.settings import DebateSettings
+from configs import compose_option
+from llm_backends.build import engine_config
 
 CONFIGS = ROOT / "configs" / "framework"
 
-TINY = {"llm": "tiny", "max_new_tokens": 4}
+TINY = {"llm": engine_config("tiny"), "max_new_tokens": 4}
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def debate():
 
 def test_one_engine_serves_both_tiers_when_they_name_the_same_llm(debate):
     assert debate.deep_engine is debate.quick_engine
-    other = MultiAgentDebate(quick=TINY, deep={**TINY, "overrides": {"num_hidden_layers": 1}})
+    other = MultiAgentDebate(quick=TINY, deep={**TINY, "llm": engine_config("tiny", ["num_hidden_layers=1"])})
     assert other.deep_engine is not other.quick_engine and other.deep_engine.model != other.quick_engine.model
 
 
@@ -80,12 +81,15 @@ def test_a_bad_config_names_what_is_wrong(config, message):
 
 
 def test_the_default_config_file_states_the_settings_defaults():
-    config = OmegaConf.to_container(OmegaConf.load(CONFIGS / "multi_agent.yaml"), resolve=True)
-    assert DebateSettings.model_validate({k: v for k, v in config.items() if not k.startswith("_")}) == DebateSettings()
+    config = compose_option("framework", "multi_agent")
+    settings = DebateSettings.model_validate({k: v for k, v in config.items() if not k.startswith("_")})
+    assert settings.quick.llm == settings.deep.llm == engine_config("smollm2")   # composed; the deep tier follows
+    tiers = {tier: getattr(settings, tier).model_copy(update={"llm": None}) for tier in ("quick", "deep")}
+    assert settings.model_copy(update=tiers) == DebateSettings()
 
 
 def test_a_forced_first_call_over_a_remote_engine_is_refused_in_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("TRADEDUEL_CACHE", str(tmp_path))
-    remote = {"llm": "local-server", "overrides": {"base_url": "http://127.0.0.1:9/v1", "cache": False}}
+    remote = {"llm": engine_config("local-server", ["base_url=http://127.0.0.1:9/v1", "cache=false"])}
     with pytest.raises(ConfigError, match=r"^first_tool_call: 'required' .* set first_tool_call: auto$"):
         MultiAgentDebate(quick=remote, deep=remote)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_backends.configs import load_engine
+from llm_backends.build import build_engine, engine_config
 from llm_backends.grammar import json_schema_grammar
 from llm_backends.types import SamplingParams
 from multi_agent.outputs import (OUTPUTS, PortfolioDecision, Rating, ResearchPlan, TraderAction, TraderProposal,
@@ -74,7 +74,7 @@ def test_the_answer_schema_asks_for_the_rating_first_and_bounded_prose():
 def test_the_tiny_model_under_the_grammar_always_answers_a_valid_output(kind):
     """Random weights write noise; under the grammar every sampled answer still validates."""
     schema = OUTPUTS[kind]
-    engine = load_engine("tiny")
+    engine = build_engine(engine_config("tiny"))
     grammar = json_schema_grammar(answer_schema(schema, 20))
     params = [SamplingParams(temperature=1.0, seed=seed, max_new_tokens=160, grammar=grammar) for seed in range(6)]
     results = engine.generate([[{"role": "user", "content": f"Your {kind}, please."}]] * 6, params=params)

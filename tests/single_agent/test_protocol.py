@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from core.errors import ConfigError
 from llm_backends.tool_calls import ToolCall
 from market.decision import Action
 from market.synthetic import generate_market
 from market.view import MarketView
-from single_agent.config_group import CONFIG_DIR
+from configs import compose_option
 from single_agent.offered_tools import (
     call_arguments,
     clip_result,
@@ -23,7 +22,7 @@ from single_agent.offered_tools import (
     short_parameters,
 )
 from single_agent.prompting import initial_conversation, system_prompt
-from single_agent.protocol import load_protocol
+from single_agent.protocol import PROTOCOL_GROUP, load_protocol
 from tools import REQUIRED_TOOLS, TOOLS
 
 COMPACT_PROMPT_BUDGET = 600
@@ -36,11 +35,9 @@ def prompt_ids(tokenizer, protocol) -> list[int]:
                                          tokenize=True)["input_ids"]
 
 
-def write_protocol(tmp_path, **changes) -> str:
-    content = {**yaml.safe_load((CONFIG_DIR / "protocol" / "compact.yaml").read_text()), **changes}
-    path = tmp_path / "variant.yaml"
-    path.write_text(yaml.safe_dump(content))
-    return str(path)
+def compact_with(**changes) -> dict:
+    """The compact protocol as composed, with top-level `changes`."""
+    return {**compose_option(PROTOCOL_GROUP, "compact"), **changes}
 
 
 def test_the_paper_protocol_offers_every_tool_in_full(paper):
@@ -94,8 +91,8 @@ def test_short_parameters_keep_structure_only():
     assert "description" not in json.dumps(short) and "maximum" not in json.dumps(short)
 
 
-def test_protocol_defaults_show_in_a_full_schema_and_fill_calls(tmp_path, paper):
-    variant = load_protocol(write_protocol(tmp_path, short_schemas=False, tools={
+def test_protocol_defaults_show_in_a_full_schema_and_fill_calls(paper):
+    variant = load_protocol(compact_with(short_schemas=False, tools={
         "get_market_data": {"defaults": {"lookback_days": 3}}, "get_stock_indicators": {}}))
     properties = offered_schema(variant, "get_market_data")["function"]["parameters"]["properties"]
     assert properties["lookback_days"]["default"] == 3 and properties["lookback_days"]["maximum"] == 60
@@ -135,17 +132,17 @@ def test_clip_result_keeps_whole_lines():
     ({"system_template": "missing.j2"}, "no prompt template"),
     ({"max_tool_calls": 0}, "max_tool_calls"),
 ])
-def test_invalid_protocols_are_one_config_error(tmp_path, changes, message):
+def test_invalid_protocols_are_one_config_error(changes, message):
     with pytest.raises(ConfigError, match=message):
-        load_protocol(write_protocol(tmp_path, **changes))
+        load_protocol(compact_with(**changes))
 
 
 def test_unknown_protocol_names_the_known_ones():
-    with pytest.raises(ConfigError, match="known: compact, compact_terse, paper"):
+    with pytest.raises(ConfigError, match="single_agent/protocol: no option 'nope' .*; known: compact, compact_terse, paper"):
         load_protocol("nope")
 
 
-def test_the_digest_follows_the_settings(tmp_path, compact):
+def test_the_digest_follows_the_settings(compact):
     assert load_protocol("compact").digest() == compact.digest()
-    assert load_protocol(write_protocol(tmp_path, max_tool_calls=2)).digest() != compact.digest()
+    assert load_protocol(compact_with(max_tool_calls=2)).digest() != compact.digest()
     assert load_protocol("paper").digest() != compact.digest()

@@ -188,11 +188,9 @@ def test_regime_label_from_closes(paper_reward):
     assert regime_label(close, "2030-01-01", paper_reward) is None
 
 
-def test_an_incomplete_reward_config_is_one_config_error(tmp_path):
-    path = tmp_path / "broken.yaml"
-    path.write_text("name: broken\nalpha: 5\n")
+def test_an_incomplete_reward_config_is_one_config_error():
     with pytest.raises(ConfigError, match="result_matrix"):
-        load_reward_config(str(path))
+        load_reward_config({"name": "broken", "alpha": 5})
 
 
 def test_an_ablation_reward_config_changes_only_what_it_lists_over_its_base():
