@@ -79,7 +79,7 @@ class EarnMore(TradingFramework):
         windows = panel(frames, dates, int(config["days"]), Standardiser.from_dict(config["standardiser"]))
         outside = np.array([[ctx.pool is not None and name not in ctx.pool for name in tickers] for ctx in batch],
                            dtype=np.float32)
-        weights = pool_weights(checkpoint.model, windows, outside, float(config["temperature"]))
+        weights = pool_weights(checkpoint.model, windows, outside, float(config["temperature"]), bool(config["cash"]))
         return [Decision(weights={CASH: float(row[0]), **{name: float(w) for name, w in zip(tickers, row[1:])}},
                          trace=Trace(extra={"masked": int(mask.sum())}))
                 for row, mask in zip(weights, outside)]

@@ -42,6 +42,8 @@ class EarnMoreSettings(BaseModel):
     """Width of the per-token MLPs of actor and critics."""
     temperature: float = Field(0.2, gt=0)
     """T of w = softmax(a/T), a ∈ [−1, 1]^{N+1}."""
+    cash: bool = True
+    """Whether the policy may hold cash (the original's CLS weight); False: always fully invested."""
     timesteps: int = Field(2000, ge=1)
     learning_starts: int = Field(200, ge=0)
     batch_size: int = Field(32, ge=1)
@@ -85,7 +87,8 @@ def load_policy(folder: str | Path) -> Checkpoint:
     return load_checkpoint(folder, build_policy)
 
 
-def pool_weights(policy: EarnMorePolicy, windows: np.ndarray, outside: np.ndarray, temperature: float) -> np.ndarray:
+def pool_weights(policy: EarnMorePolicy, windows: np.ndarray, outside: np.ndarray, temperature: float,
+                 cash: bool = True) -> np.ndarray:
     """Weights (B, N+1) on cash + N stocks for windows (B, N, W, F), `outside` (B, N) 1 where a stock is
     not in the pool: masked in the encoder and given exactly 0 weight (softmax in float64, so that the
     weights sum to 1 within ~1e-15)."""
@@ -93,4 +96,4 @@ def pool_weights(policy: EarnMorePolicy, windows: np.ndarray, outside: np.ndarra
     observation = {"windows": torch.as_tensor(windows, dtype=torch.float32), "mask": mask}
     with torch.no_grad():
         action = policy.actor(observation, deterministic=True)
-        return action_weights(action.double(), temperature, mask.double()).numpy()
+        return action_weights(action.double(), temperature, mask.double(), cash).numpy()

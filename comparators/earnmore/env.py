@@ -4,7 +4,7 @@ Arrays: `windows` (T, N, W, F), the standardised feature windows of each decisio
 and `opens` (T, N), the opening prices. A step decides at the close of bar t (observation
 windows[t] and a mask m_t) and is filled at the open of t+1, as the benchmark's portfolio task
 (`fill: next_open`); the next decision is filled at the open of t+2. With w = softmax(a/T) on cash
-+ N stocks (`actions.action_weights`, no hard mask in training), r_i = open_{t+2,i}/open_{t+1,i},
++ N stocks (`actions.action_weights`, no hard mask in training; w_0 = 0 with `cash=False`), r_i = open_{t+2,i}/open_{t+1,i},
 w̃ the weights the previous step's holdings drifted to at the open of t+1 (all cash at the start)
 and f the fee per side:
 
@@ -46,7 +46,8 @@ class PoolEnv(gym.Env):
     """Daily rebalancing of cash + N stocks under random masks (module docstring)."""
 
     def __init__(self, windows: np.ndarray, opens: np.ndarray, fee: float = 1e-3, temperature: float = 0.2,
-                 horizon: int = 64, reward_scale: float = 100.0, mask_ratio: MaskRatio | None = None):
+                 horizon: int = 64, reward_scale: float = 100.0, mask_ratio: MaskRatio | None = None,
+                 cash: bool = True):
         super().__init__()
         if windows.shape[0] != opens.shape[0] or windows.shape[1] != opens.shape[1]:
             raise ValueError(f"windows {windows.shape} and opens {opens.shape} disagree on bars or stocks")
@@ -55,6 +56,7 @@ class PoolEnv(gym.Env):
         self.windows = windows.astype(np.float32)
         self.opens = opens.astype(np.float64)
         self.fee, self.temperature, self.horizon, self.reward_scale = fee, temperature, horizon, reward_scale
+        self.cash = cash
         self.mask_ratio = mask_ratio or MaskRatio()
         n_stocks = windows.shape[1]
         self.observation_space = observation_space(n_stocks, windows.shape[2], windows.shape[3])
@@ -82,7 +84,7 @@ class PoolEnv(gym.Env):
 
     def step(self, action: np.ndarray):
         weights = action_weights(torch.as_tensor(action, dtype=torch.float32).reshape(1, -1),
-                                 self.temperature)[0].double().numpy()
+                                 self.temperature, cash=self.cash)[0].double().numpy()
         relative = self.opens[self._bar + 2] / self.opens[self._bar + 1]
         turnover = float(np.abs(weights[1:] - self._drifted).sum())
         gross = weights[0] + float(weights[1:] @ relative)

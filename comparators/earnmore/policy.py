@@ -130,8 +130,9 @@ class EarnMoreSAC(SAC):
     """SB3's SAC plus one auxiliary step per gradient step: λ_rec·L_rec + λ_β·L_β (module docstring)."""
 
     def __init__(self, *args: Any, temperature: float = 0.2, rec_weight: float = 1.0, beta_weight: float = 1.0,
-                 aux_lr: float = 3e-4, **kwargs: Any):
+                 aux_lr: float = 3e-4, cash: bool = True, **kwargs: Any):
         self.temperature, self.rec_weight, self.beta_weight, self.aux_lr = temperature, rec_weight, beta_weight, aux_lr
+        self.cash = cash
         super().__init__(*args, **kwargs)
 
     def _setup_model(self) -> None:
@@ -148,7 +149,7 @@ class EarnMoreSAC(SAC):
         mask = observations["mask"]
         reconstruction = self.encoder.reconstruction_loss(observations["windows"], mask)
         action = self.actor(observations, deterministic=True)
-        return reconstruction, masked_weight(action, self.temperature, mask)
+        return reconstruction, masked_weight(action, self.temperature, mask, self.cash)
 
     def train(self, gradient_steps: int, batch_size: int = 64) -> None:
         reconstructions, penalties = [], []

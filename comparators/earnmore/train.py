@@ -95,7 +95,8 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
                                                           start, end, settings.shuffle_seed)
     env = PoolEnv(windows, opens, fee=settings.fee, temperature=settings.temperature, horizon=settings.horizon,
                   reward_scale=settings.reward_scale,
-                  mask_ratio=MaskRatio(settings.mask_mean, settings.mask_std, settings.mask_low, settings.mask_high))
+                  mask_ratio=MaskRatio(settings.mask_mean, settings.mask_std, settings.mask_low, settings.mask_high),
+                  cash=settings.cash)
     wall, cpu = time.perf_counter(), time.process_time()
     with single_threaded_torch(), TrainingLog(out / "log", total=settings.timesteps // log_every,
                                               description=f"earnmore seed {seed}", progress=progress) as log:
@@ -105,7 +106,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
             batch_size=settings.batch_size, tau=settings.tau, gamma=settings.gamma,
             train_freq=settings.train_freq, ent_coef=f"auto_{settings.ent_coef_init}",
             temperature=settings.temperature, rec_weight=settings.rec_weight, beta_weight=settings.beta_weight,
-            aux_lr=settings.aux_learning_rate,
+            aux_lr=settings.aux_learning_rate, cash=settings.cash,
             policy_kwargs={"features_extractor_class": TokenExtractor,
                            "features_extractor_kwargs": {"embed_dim": settings.embed_dim, "heads": settings.heads,
                                                          "mlp_ratio": settings.mlp_ratio},
@@ -138,6 +139,8 @@ def settings_parser() -> argparse.ArgumentParser:
         flag = "--" + name.replace("_", "-")
         if name == "channels":
             parser.add_argument(flag, nargs="*", metavar="CHANNEL:FIELD", help="record channels as features")
+        elif isinstance(field.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=field.description)
         elif name == "shuffle_seed":
             parser.add_argument(flag, type=int, help=field.description)
         else:

@@ -30,6 +30,9 @@ def test_a_hard_mask_gives_exactly_zero_weight_and_the_soft_penalty_counts_it():
     weights = action_weights(action, 0.5, mask)
     assert weights[0, 1].item() == 0.0
     assert weights.sum().item() == pytest.approx(1.0)
+    invested = action_weights(action, 0.5, mask, cash=False)
+    assert invested[0, 0].item() == 0.0 and invested[0, 1].item() == 0.0
+    assert invested.sum().item() == pytest.approx(1.0)
     soft = action_weights(action, 0.5)
     assert masked_weight(action, 0.5, mask).item() == pytest.approx(soft[0, 1].item())
 
