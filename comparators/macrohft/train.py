@@ -1,8 +1,8 @@
 """Train MacroHFT: six condition sub-agents, then the hyper-agent; one checkpoint per seed.
 
-    python -m comparators.macrohft.train --seed 0 --output outputs/macrohft/seed-0
+    python -m comparators.macrohft.train --seed 0 --output outputs/train/macrohft/seed-0
     python -m comparators.macrohft.train --config configs/macrohft/cpu.yaml --seed 1 \
-        --output outputs/macrohft/seed-1 --set sub_epochs=2 --set subagents=grid --set volatility_quantiles=[0.5]
+        --output outputs/train/macrohft/seed-1 --set sub_epochs=2 --set subagents=grid --set volatility_quantiles=[0.5]
 
 The story (the original's `preprocess/decomposition.py`, `RL/agent/low_level.py`, `high_level.py`):
 

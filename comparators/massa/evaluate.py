@@ -1,7 +1,7 @@
 """Every trained MASSA checkpoint on the suite's test window, without the runner: the plugin's
 decision path (`agent.MassaAgent.step` and `env.weights_decision`) on the task's own simulator.
 
-    python -m comparators.massa.evaluate [--suite massa] [--root outputs/massa] [--seeds 0 1 2]
+    python -m comparators.massa.evaluate [--suite massa] [--root outputs/train/massa] [--seeds 0 1 2]
         [--configs massa no_signal ...] [--signal massa] [--control no_signal] [--out results.csv]
 
 For each `ROOT/<config>/seed-<k>/policy` present: one episode of the universe from cash over the
@@ -85,7 +85,7 @@ def equal_weight(market: Market, task: PortfolioConfig) -> tuple[dict, pd.Series
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="massa")
-    parser.add_argument("--root", type=Path, default=Path("outputs/massa"))
+    parser.add_argument("--root", type=Path, default=Path("outputs/train/massa"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), help="configs/massa names to evaluate")
     parser.add_argument("--signal", default="massa")

@@ -1,8 +1,8 @@
 """Train MASSA or one of its controls on the training window of a portfolio suite.
 
-    python -m comparators.massa.train --config massa --seed 0 --out outputs/massa/massa/seed-0
+    python -m comparators.massa.train --config massa --seed 0 --out outputs/train/massa/massa/seed-0
         [--suite massa] [--set episodes=10 --set entropy_coef=0.05] [--threads 1] [--no-progress]
-    python -m comparators.massa.train --config massa --seed 0 1 2 --out "outputs/massa/massa/seed-{seed}"
+    python -m comparators.massa.train --config massa --seed 0 1 2 --out "outputs/train/massa/massa/seed-{seed}"
 
 Several seeds train one after another in one process (the market is built once); `--out` then
 names each run's folder with `{seed}`.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from comparators.checkpoint import fingerprint, load_checkpoint, save_checkpoint
+from comparators.checkpoint import fingerprint, load_checkpoint, save_checkpoint, weights_fingerprint
 from comparators.features import (
     FEATURE_NAMES,
     Standardiser,
@@ -172,3 +172,9 @@ def test_checkpoint_moves_in_what_the_trainer_asks_outside_the_fingerprint(tmp_p
     printed = save_checkpoint(tmp_path / "c", _Tiny(4), {"width": 4}, {}, include={"log": log})
     assert (tmp_path / "c" / "log" / "log.csv").read_text() == "step\n1\n" and not log.exists()
     assert fingerprint(tmp_path / "c") == printed
+
+
+def test_a_zero_dimensional_tensor_is_fingerprinted_by_its_value():
+    one, two = ({"threshold": torch.tensor(value)} for value in (0.25, 0.5))
+    assert weights_fingerprint(one, {}) == weights_fingerprint({"threshold": torch.tensor(0.25)}, {})
+    assert weights_fingerprint(one, {}) != weights_fingerprint(two, {})
