@@ -36,8 +36,8 @@ def test_group_options_and_their_fields_are_overridden_like_any_group():
 
 def test_backbones_select_options_of_their_group_side_by_side_in_order():
     cfg = composed("+suite=paper", "backbones=[tiny,smollm2]")
-    assert list(cfg.backbones) == ["tiny", "smollm2"]
-    assert cfg.backbones.tiny.sc_samples == compose_option("backbones", "tiny")["tiny"]["sc_samples"]
+    assert list(cfg.get("backbones")) == ["tiny", "smollm2"]
+    assert cfg.get("backbones").tiny.sc_samples == compose_option("backbones", "tiny")["tiny"]["sc_samples"]
 
 
 @pytest.mark.parametrize("override", [

@@ -121,7 +121,7 @@ def test_a_pool_restricts_the_ranking(trained):
 
 def test_a_missing_checkpoint_is_a_not_run_row_with_its_command_and_a_bad_one_a_line(tmp_path):
     cfg = market_config("portfolio_duel", [])
-    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0, 1, 2])
+    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0, 1, 2])
     assert "AlphaMix" not in rows
     assert facts["AlphaMix"]["status"].startswith("not run")
     assert "python -m comparators.alphamix.train --suite portfolio_duel --seed <seed>" in facts["AlphaMix"]["status"]

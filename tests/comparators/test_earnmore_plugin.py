@@ -39,7 +39,7 @@ def test_the_plugin_decides_valid_weights_within_the_pool_through_the_runner(tmp
 def test_a_missing_checkpoint_makes_the_row_not_run_with_its_train_command():
     cfg = composed("+suite=earnmore", "rows.trained.EarnMore.checkpoints={0: /nonexistent/seed-0/checkpoint}",
                    "seeds=[0]")
-    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0])
+    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0])
     assert "EarnMore" not in frameworks
     assert facts["EarnMore"]["status"].startswith("not run")
     assert "python -m comparators.earnmore.train --seed 0 --out outputs/train/earnmore/seed-0" in facts["EarnMore"]["status"]

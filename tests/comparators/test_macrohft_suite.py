@@ -15,7 +15,7 @@ def test_the_duel_has_the_rules_the_oracle_and_a_trained_row_per_seed(tmp_path):
         cfg = compose(config_name="config", overrides=["+suite=futures_duel"])
     with open_dict(cfg):
         cfg.rows.trained.MacroHFT.checkpoints = missing
-    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, list(cfg.seeds))
+    frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), list(cfg.seeds))
     assert {"flat", "long_1x", "long_cap", "trend", "ORACLE-dp_teacher"} <= set(frameworks)
     assert "MacroHFT" not in frameworks
     status = facts["MacroHFT"]["status"]

@@ -58,14 +58,14 @@ def suite():
 def test_each_trained_row_is_not_run_with_its_command_until_its_checkpoints_exist(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = suite()
-    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0, 1, 2])
+    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0, 1, 2])
     for row, config in ROWS.items():
         assert row not in rows and facts[row]["status"].startswith("not run")
         assert (f"python -m comparators.massa.train --config {config} --seed <seed> "
                 f"--out outputs/train/massa/{config}/seed-<seed>") in facts[row]["status"]
     for seed in (0, 1, 2):
-        write_checkpoint(tmp_path / "outputs" / "massa" / "massa" / f"seed-{seed}" / "policy", seed=seed)
-    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.backbones, [0, 1, 2])
+        write_checkpoint(tmp_path / "outputs" / "train" / "massa" / "massa" / f"seed-{seed}" / "policy", seed=seed)
+    rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0, 1, 2])
     assert facts["MASSA"]["status"] == "run" and rows.MASSA._target_ == "frameworks.massa.MassaFramework"
     assert dict(rows.MASSA.checkpoints) == {s: f"outputs/train/massa/massa/seed-{s}/policy" for s in (0, 1, 2)}
     assert "MASSA-no-signal" not in rows

@@ -6,6 +6,7 @@ import pytest
 from finagent_runs import make_agent, run
 
 from frameworks.finagent import FinAgent
+from llm_backends.build import engine_config
 
 
 class Killed(BaseException):
@@ -34,7 +35,7 @@ def view(decisions):
 def test_a_resumed_run_rebuilds_the_memory_and_decides_as_the_uninterrupted_one(market, tmp_path):
     whole = make_agent()
     reference = run(market, whole, tmp_path / "whole.sqlite")
-    dying = DiesOnDay(3, llm="tiny")
+    dying = DiesOnDay(3, llm=engine_config("tiny"))
     with pytest.raises(Killed):
         run(market, dying, tmp_path / "resumed.sqlite")
     resumed_agent = make_agent()
