@@ -20,8 +20,6 @@ the report for the AlphaMix paper's convention (TR = Σr) and gives each seed's 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,6 +32,7 @@ from comparators.checkpoint import Checkpoint, load_checkpoint
 from comparators.features import Standardiser
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from harness.decision_checks import CASH
 from market.decision import Decision, DecisionContext, Trace
 from metrics.paper_conventions import FACT_KEY
@@ -46,21 +45,18 @@ class AlphaMix(TradingFramework):
     stochastic: ClassVar[bool] = True
 
     def __init__(self, checkpoints: dict[int, str] | None = None, top_k: int = 4, mixture: str = "router"):
-        if not checkpoints:
-            raise ConfigError("alphamix.checkpoints: name one checkpoint per seed, e.g. {0: PATH}")
+        self.paths = seed_paths(checkpoints, "alphamix.checkpoints")
         if mixture not in MIXTURES:
             raise ConfigError(f"alphamix.mixture: {mixture!r} is not one of {', '.join(MIXTURES)}")
         if int(top_k) < 1:
             raise ConfigError(f"alphamix.top_k: {top_k} must be at least 1")
         self.top_k, self.mixture = int(top_k), mixture
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
         self.models: dict[int, Checkpoint] = {seed: load_checkpoint(path, AlphaMixModel.from_config)
                                               for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
-        parts = {seed: checkpoint.fingerprint for seed, checkpoint in sorted(self.models.items())}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return seeds_fingerprint({seed: checkpoint.fingerprint for seed, checkpoint in self.models.items()})
 
     def run_facts(self) -> dict[str, Any]:
         keep = ("train_wall_s", "train_cpu_s", "torch_threads", "load_average_1m", "greedy", "mixtures", "samples")
@@ -75,9 +71,7 @@ class AlphaMix(TradingFramework):
         for i, context in enumerate(batch):
             groups.setdefault((context.seed, context.ticker), []).append(i)
         for (seed, _), members in groups.items():
-            if seed not in self.models:
-                raise ConfigError(f"alphamix.checkpoints: no checkpoint for seed {seed} (seeds with one: "
-                                  f"{', '.join(map(str, sorted(self.models)))})")
+            require_seed(seed, self.models, "alphamix.checkpoints")
             for i, decision in zip(members, self._decide_universe(self.models[seed], [batch[i] for i in members])):
                 decisions[i] = decision
         return decisions

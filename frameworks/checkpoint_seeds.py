@@ -14,12 +14,10 @@ and each seed's decisions are those of a greedy `alphaquanter` row on that check
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
-from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from frameworks.single_agent import SingleAgent
 from market.decision import Decision, DecisionContext
 from single_agent.training_facts import training_facts
@@ -31,16 +29,13 @@ class CheckpointPerSeed(TradingFramework):
     stochastic = True
 
     def __init__(self, checkpoints: dict[int, str], **agent: Any) -> None:
-        if not checkpoints:
-            raise ConfigError("checkpoints: name one checkpoint per seed, e.g. {0: PATH}")
         agent.pop("checkpoint", None)
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
+        self.paths = seed_paths(checkpoints, "checkpoints")
         self.agents = {seed: SingleAgent(checkpoint=path, **agent) for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's agent fingerprint (weights, protocol, grammar, reward)."""
-        parts = {seed: agent.fingerprint() for seed, agent in sorted(self.agents.items())}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return seeds_fingerprint({seed: agent.fingerprint() for seed, agent in self.agents.items()})
 
     def run_facts(self) -> dict[str, Any]:
         """The first seed's agent facts, and per seed its checkpoint and training facts."""
@@ -52,9 +47,7 @@ class CheckpointPerSeed(TradingFramework):
         """Each seed's contexts decided by that seed's agent, in the batch's order."""
         decisions: list[Decision | None] = [None] * len(batch)
         for seed in sorted({ctx.seed for ctx in batch}):
-            if seed not in self.agents:
-                raise ConfigError(f"checkpoints: no checkpoint for seed {seed} (seeds with one: "
-                                  f"{', '.join(map(str, sorted(self.agents)))})")
+            require_seed(seed, self.agents, "checkpoints")
             members = [i for i, ctx in enumerate(batch) if ctx.seed == seed]
             for i, decision in zip(members, self.agents[seed].decide([batch[i] for i in members])):
                 decisions[i] = decision

@@ -12,8 +12,6 @@ as deciding one bar at a time, since every row depends only on what its bar's cl
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,6 +23,7 @@ from comparators.earnmore.data import universe_features
 from comparators.features import Standardiser, panel
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from harness.decision_checks import CASH
 from market.decision import Decision, DecisionContext, Trace
 from metrics.paper_conventions import FACT_KEY
@@ -37,15 +36,12 @@ class EarnMore(TradingFramework):
     stochastic: ClassVar[bool] = True
 
     def __init__(self, checkpoints: dict[int, str]):
-        if not checkpoints:
-            raise ConfigError("earnmore.checkpoints: name one checkpoint folder per seed, e.g. {0: PATH}")
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
+        self.paths = seed_paths(checkpoints, "earnmore.checkpoints")
         self.checkpoints: dict[int, Checkpoint] = {seed: load_policy(path) for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
-        parts = {seed: c.fingerprint for seed, c in sorted(self.checkpoints.items())}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return seeds_fingerprint({seed: c.fingerprint for seed, c in self.checkpoints.items()})
 
     def run_facts(self) -> dict[str, Any]:
         """The paper's metric convention for the report (`metrics.paper_conventions`: SR = mean/std·√n,
@@ -58,9 +54,7 @@ class EarnMore(TradingFramework):
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         decisions: list[Decision | None] = [None] * len(batch)
         for seed in sorted({ctx.seed for ctx in batch}):
-            if seed not in self.checkpoints:
-                raise ConfigError(f"earnmore.checkpoints: no checkpoint for seed {seed} (seeds with one: "
-                                  f"{', '.join(map(str, sorted(self.checkpoints)))})")
+            require_seed(seed, self.checkpoints, "earnmore.checkpoints")
             members = [i for i, ctx in enumerate(batch) if ctx.seed == seed]
             for i, decision in zip(members, self._decide(self.checkpoints[seed], [batch[i] for i in members])):
                 decisions[i] = decision

@@ -16,7 +16,6 @@ Train a checkpoint with `python -m comparators.fineft.train --seed S --out DIR` 
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ from comparators.fineft.state import LOOKBACK, state_table
 from comparators.fineft.steps import is_step_close, step_bars, step_length
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from market.decision import Action, Decision, DecisionContext, Trace
 
 ROUTINGS = ("vae", "dynamics", "ensemble")
@@ -45,16 +45,14 @@ class FineFT(TradingFramework):
     def __init__(self, checkpoints: dict[int, str], routing: Routing = "vae"):
         if routing not in ROUTINGS:
             raise ConfigError(f"fineft.routing: {routing!r} is not one of {', '.join(ROUTINGS)}")
-        if not checkpoints:
-            raise ConfigError("fineft.checkpoints: name one checkpoint per seed, e.g. {0: PATH}")
         self.routing: Routing = routing
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
+        self.paths = seed_paths(checkpoints, "fineft.checkpoints")
         self.loaded = {seed: FineFTCheckpoint.load(path) for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over the routing and each seed's checkpoint fingerprint (weights and config)."""
-        parts = [self.routing, *(f"{seed}:{c.fingerprint}" for seed, c in sorted(self.loaded.items()))]
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+        return seeds_fingerprint({"routing": self.routing,
+                                  "seeds": {seed: c.fingerprint for seed, c in self.loaded.items()}})
 
     def run_facts(self) -> dict[str, Any]:
         return {"routing": self.routing, "paper_conventions": ["fineft"], "seeds": {str(seed): {"checkpoint": self.paths[seed], "fingerprint": c.fingerprint,
@@ -71,9 +69,7 @@ class FineFT(TradingFramework):
         return [self._decide(context) for context in batch]
 
     def _decide(self, context: DecisionContext) -> Decision:
-        if context.seed not in self.loaded:
-            raise ConfigError(f"fineft.checkpoints: no checkpoint for seed {context.seed} (seeds with one: "
-                              f"{', '.join(map(str, sorted(self.loaded)))})")
+        require_seed(context.seed, self.loaded, "fineft.checkpoints")
         checkpoint = self.loaded[context.seed]
         minutes = checkpoint.config["step_minutes"]
         if not is_step_close(pd.Timestamp(context.date), minutes)[0]:

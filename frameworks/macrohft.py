@@ -14,13 +14,11 @@ never redone, by later batches. docs/macrohft.md has what is faithful to the ori
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, ClassVar
 
 from comparators.macrohft.trader import MacroHFTTrader
-from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from market.decision import Decision, DecisionContext
 
 
@@ -31,15 +29,12 @@ class MacroHFTAgent(TradingFramework):
     stochastic = True
 
     def __init__(self, checkpoints: dict[int, str], start: str | None = None):
-        if not checkpoints:
-            raise ConfigError("macrohft: checkpoints: name one checkpoint folder per seed, e.g. {0: PATH}")
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
+        self.paths = seed_paths(checkpoints, "macrohft.checkpoints")
         self.traders = {seed: MacroHFTTrader(path, start) for seed, path in self.paths.items()}
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
-        parts = {seed: trader.fingerprint for seed, trader in sorted(self.traders.items())}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return seeds_fingerprint({seed: trader.fingerprint for seed, trader in self.traders.items()})
 
     def run_facts(self) -> dict[str, Any]:
         """The paper convention to report (return on required money) and per seed the checkpoint's facts."""
@@ -53,9 +48,7 @@ class MacroHFTAgent(TradingFramework):
         decisions: list[Decision | None] = [None] * len(batch)
         groups: dict[tuple[int, str], list[int]] = {}
         for i, ctx in enumerate(batch):
-            if ctx.seed not in self.traders:
-                raise ConfigError(f"macrohft: checkpoints: no checkpoint for seed {ctx.seed} (seeds with one: "
-                                  f"{', '.join(map(str, sorted(self.traders)))})")
+            require_seed(ctx.seed, self.traders, "macrohft.checkpoints")
             groups.setdefault((ctx.seed, ctx.ticker), []).append(i)
         for (seed, ticker), members in groups.items():
             latest = max(members, key=lambda i: batch[i].date)

@@ -18,8 +18,6 @@ the agents' raw weight changes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +29,7 @@ from comparators.massa.inputs import InputScaling, decision_row
 from comparators.massa.orders import SCALE_TOLERANCE
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
+from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
 from market.decision import Decision, DecisionContext, Trace
 
 TRAINING_FACTS = ("variant", "train_wall_s", "train_cpu_s", "best_episode", "updates", "load_average_start")
@@ -55,12 +54,10 @@ class MassaFramework(TradingFramework):
     tasks: ClassVar[tuple[str, ...]] = ("portfolio",)
 
     def __init__(self, checkpoints: dict[int, str], max_gross: float = 1.0):
-        if not checkpoints:
-            raise ConfigError("massa: checkpoints: name one checkpoint folder per seed, e.g. {0: PATH}")
+        self.paths = seed_paths(checkpoints, "massa.checkpoints")
         if not max_gross > 0:
             raise ConfigError(f"massa: max_gross {max_gross}: the gross cap must be > 0 (the task's task.max_gross)")
         self.max_gross = float(max_gross)
-        self.paths = {int(seed): str(path) for seed, path in checkpoints.items()}
         self.checkpoints, self.scalings = {}, {}
         for seed, path in self.paths.items():
             self.checkpoints[seed], self.scalings[seed] = load_agent(path)
@@ -70,8 +67,7 @@ class MassaFramework(TradingFramework):
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
-        parts = {seed: checkpoint.fingerprint for seed, checkpoint in sorted(self.checkpoints.items())}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return seeds_fingerprint({seed: checkpoint.fingerprint for seed, checkpoint in self.checkpoints.items()})
 
     def run_facts(self) -> dict[str, Any]:
         seeds = {}
@@ -89,8 +85,7 @@ class MassaFramework(TradingFramework):
 
     def _agent(self, context: DecisionContext) -> tuple[MassaAgent, InputScaling]:
         seed = context.seed
-        if seed not in self.checkpoints:
-            raise ConfigError(f"massa: no checkpoint for seed {seed} (seeds with one: {', '.join(map(str, sorted(self.paths)))})")
+        require_seed(seed, self.checkpoints, "massa.checkpoints")
         config = self.checkpoints[seed].config
         if context.portfolio is None:
             raise ConfigError("massa: needs the portfolio in each context")
