@@ -47,6 +47,7 @@ def framework_config(monkeypatch):
     return config
 
 
+@pytest.mark.slow
 def test_the_framework_example_runs_beside_a_suite(tmp_path, framework_config):
     cfg = composed("+suite=smoke", "tickers=[NVDA]", "seeds=[0]")
     with open_dict(cfg):

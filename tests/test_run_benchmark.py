@@ -79,6 +79,7 @@ def test_buy_and_hold_equity_matches_an_independent_computation(smoke_dir):
     assert ours == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_malformed_data_file_gives_one_error_line_and_nonzero_exit(tmp_path, run_cli):
     bars = random_bars(400, start="2019-06-03")
     bars.iloc[250, bars.columns.get_loc("low")] = bars["high"].iloc[250] * 2
@@ -100,6 +101,7 @@ def test_invalid_data_knob_is_one_line_naming_the_field(tmp_path):
     assert line == "error: data: SyntheticKnobs: days: Input should be greater than or equal to 30"
 
 
+@pytest.mark.slow
 def test_an_internal_fault_keeps_its_traceback_and_exits_1(tmp_path, run_cli):
     """A plain ValueError from inside the run is a bug, not bad input: the traceback is shown, exit code 1."""
     done = run_cli("+suite=smoke", "data._target_=support_frameworks.inconsistent_market",
@@ -110,6 +112,7 @@ def test_an_internal_fault_keeps_its_traceback_and_exits_1(tmp_path, run_cli):
     assert not any(line.startswith("error: ") for line in done.stderr.splitlines())
 
 
+@pytest.mark.slow
 def test_paper_suite_without_data_names_the_fetch_command(tmp_path):
     env = {**support_env(), "TRADEDUEL_CACHE": str(tmp_path / "cache")}
     done = subprocess.run(benchmark_command("+suite=paper", f"hydra.run.dir={tmp_path / 'out'}"), cwd=ROOT, env=env,
@@ -144,6 +147,7 @@ def test_killed_run_resumes_from_the_journal_with_identical_metrics(tmp_path, ru
     assert compare.main([str(tmp_path / "whole"), str(killed)]) == 0  # made/reused counts are not results
 
 
+@pytest.mark.slow
 def test_framework_failures_are_recorded_not_fatal(tmp_path):
     run_in_process(tmp_path, "+suite=smoke", "+frameworks.flaky={_target_: support_frameworks.FailsOnMondays}",
                    "batch_size=16")
@@ -187,6 +191,7 @@ def infinite_close_file(folder):
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides, expected", [
     (["data=files"], "error: data.path is not set: add data.path=VALUE to the command line"),
     (["tickers=[]"], "error: tickers: empty; name at least one, e.g. tickers=[NVDA]"),
@@ -216,11 +221,13 @@ def test_bad_data_file_is_one_user_error_line_naming_it(tmp_path, make_folder, e
     assert line == f"error: {folder}/{expected}"
 
 
+@pytest.mark.slow
 def test_a_single_ticker_needs_no_brackets(tmp_path):
     run_in_process(tmp_path, "+suite=smoke", "tickers=NVDA")
     assert set(pd.read_csv(tmp_path / "metrics.csv")["ticker"]) == {"NVDA", "AVG"}
 
 
+@pytest.mark.slow
 def test_a_changed_data_file_is_decided_afresh_with_one_warning(tmp_path, capsys):
     folder = bars_file(tmp_path / "data")
     overrides = ("+suite=smoke", "data=files", f"data.path={folder}", "tickers=[AAA]")
@@ -245,6 +252,7 @@ def test_a_changed_data_file_is_decided_afresh_with_one_warning(tmp_path, capsys
     assert (tmp_path / "out" / "metrics.csv").read_bytes() != first
 
 
+@pytest.mark.slow
 def test_an_edited_prompt_file_is_a_changed_input_under_the_same_config(tmp_path, capsys):
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("BUY")
@@ -261,6 +269,7 @@ def test_an_edited_prompt_file_is_a_changed_input_under_the_same_config(tmp_path
     assert set(decisions["action"]) == {"SELL"}
 
 
+@pytest.mark.slow
 def test_data_ending_before_the_window_warns_once_and_run_json_says_what_was_traded(tmp_path, capsys):
     folder = bars_file(tmp_path / "data", n=190)
     last = str(random_bars(190, start="2019-06-03").index[-1].date())

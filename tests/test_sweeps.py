@@ -109,6 +109,7 @@ def test_a_ray_sweep_equals_the_same_sweep_run_serially(ray_cluster, tmp_path):
     assert fees == {0, 25}
 
 
+@pytest.mark.slow
 def test_the_submitit_slurm_launcher_config_composes():
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="pip install -e '.[submitit]'")
     command = benchmark_command("+suite=smoke", "hydra/launcher=submitit_slurm", "hydra.launcher.partition=gpu",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from cli_helpers import ROOT
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
@@ -16,6 +17,7 @@ ABLATIONS = {  # config -> (low-level reflection, high-level reflection, tools)
 }
 
 
+@pytest.mark.slow
 def test_the_ablation_suite_holds_the_four_configs_on_the_synthetic_market():
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["+suite=finagent_ablations"])

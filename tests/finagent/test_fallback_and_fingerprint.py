@@ -42,6 +42,7 @@ def test_constrained_answers_of_the_tiny_model_all_parse(market, tmp_path):
     assert not any(e.decision.trace.fallback for e in result.decisions)
 
 
+@pytest.mark.slow
 def test_the_fingerprint_changes_with_a_prompt_file_the_grammar_and_the_settings(tmp_path, monkeypatch):
     agent = make_agent()
     first = agent.fingerprint()

@@ -48,6 +48,7 @@ def adapter(cache, tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_a_model_folder_plays_like_its_llm_config(cache):
     trained = SingleAgent(**agent_options(llm=None), checkpoint=str(cache))
     untrained = SingleAgent(**agent_options())
@@ -56,6 +57,7 @@ def test_a_model_folder_plays_like_its_llm_config(cache):
     assert trained.policy.fingerprint() == untrained.policy.fingerprint()  # the same weights, tokenizer, template
 
 
+@pytest.mark.slow
 def test_a_lora_adapter_is_merged_into_its_base(cache, adapter):
     recorded = SingleAgent(**agent_options(llm=None), checkpoint=str(adapter))
     named = SingleAgent(**agent_options(), checkpoint=str(adapter))
@@ -71,6 +73,7 @@ def test_a_lora_adapter_is_merged_into_its_base(cache, adapter):
     assert all(d.trace.llm_calls[0].model.endswith("+lora-step-10") for d in decisions)
 
 
+@pytest.mark.slow
 def test_self_consistency_votes_over_sampled_episodes(cache):
     agent = SingleAgent(**agent_options(), temperature=1.0, samples=3)
     assert agent.stochastic
@@ -85,6 +88,7 @@ def test_self_consistency_votes_over_sampled_episodes(cache):
     assert [same(d) for d in again] == [same(d) for d in decisions]  # latencies aside
 
 
+@pytest.mark.slow
 def test_fingerprints_follow_the_protocol_grammar_and_reward(cache):
     base = SingleAgent(**agent_options()).fingerprint()
     assert SingleAgent(**agent_options()).fingerprint() == base
@@ -94,6 +98,7 @@ def test_fingerprints_follow_the_protocol_grammar_and_reward(cache):
     assert SingleAgent(**agent_options(), temperature=1.0).fingerprint() == base  # sampling is in the config hash
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("settings", "message"), [
     ({"samples": 2}, "greedy episodes would all be the same"),
     ({"samples": 0}, "at least 1 episode"),

@@ -29,6 +29,7 @@ def contexts(ticker: str, seed: int = 0) -> list[DecisionContext]:
     return [DecisionContext(ticker=ticker, date=d, view=MarketView(DATA, d), seed=seed) for d in DAYS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASELINES)
 def test_fan_out_equals_one_date_at_a_time(name):
     rule = framework(name)
@@ -79,6 +80,7 @@ def test_invalid_parameters_are_refused_with_the_reason():
         SMACross(fast=30, slow=10)
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_class_under_different_names_keep_their_own_decisions(tmp_path):
     run_in_process(tmp_path, "+suite=smoke", "+framework@frameworks.macd_again=macd")
     decisions = pd.read_parquet(tmp_path / "decisions.parquet")

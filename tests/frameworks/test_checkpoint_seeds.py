@@ -66,6 +66,7 @@ def checkpoints(tmp_path_factory):
                1: training_run(runs / "seed-1", other, 20, 40, np.linspace(-1, 1, 20))}
 
 
+@pytest.mark.slow
 def test_each_seed_decides_with_its_own_checkpoint(checkpoints):
     framework = CheckpointPerSeed({0: str(checkpoints[0]), 1: str(checkpoints[1])}, **agent_options(llm=None))
     assert framework.stochastic

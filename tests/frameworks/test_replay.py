@@ -42,6 +42,7 @@ def contexts(data: MarketData, days: int = 200) -> list[DecisionContext]:
             for t in data.tickers for d in data.frame(t).index[-days:]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCALE_FREE_BASELINES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_scale_free_baseline_decides_identically_on_anonymised_data(name, seed):
@@ -79,6 +80,7 @@ def test_the_wrapped_framework_sees_codes_moved_dates_and_tools_on_the_anonymise
         assert after.view.last_close(code) == before.view.last_close(before.ticker) * shown.key.price_scale[before.ticker]
 
 
+@pytest.mark.slow
 def test_a_stateful_framework_steps_on_the_real_prices_seeing_its_portfolio_in_anonymised_units(tmp_path):
     data = market(1)
     days = data.frame("AAA").index

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from support_frameworks import ExposureTargeter
 
 from harness.journal import Journal
@@ -10,6 +11,7 @@ from harness.runner import EpisodeRunner, FrameworkEntry, RunSpec
 from market.sources.embedded import load_embedded
 
 
+@pytest.mark.slow
 def test_stateful_framework_sees_its_own_fills(tmp_path):
     data = load_embedded(["MSFT", "NVDA"])
     spec = RunSpec(tickers=["MSFT", "NVDA"], seeds=[0], start=pd.Timestamp("2020-01-02"),

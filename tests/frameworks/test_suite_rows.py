@@ -35,6 +35,7 @@ def rows_config(trained: dict | None = None) -> OmegaConf:
     })
 
 
+@pytest.mark.slow
 def test_each_backbone_gets_one_row_per_prefix_with_its_fields_set():
     selected = backbones("tiny", "qwen2.5-7b")
     frameworks, facts = expand_rows(OmegaConf.create({"macd": {"_target_": "x.Macd"}}), rows_config(), selected, [0])
@@ -51,6 +52,7 @@ def test_each_backbone_gets_one_row_per_prefix_with_its_fields_set():
     assert facts["SA-tiny"] == {"kind": "SA", "template": "single_agent", "backbone": "tiny", "status": "run"}
 
 
+@pytest.mark.slow
 def test_a_compute_matched_row_names_the_rows_it_is_matched_to():
     rows = rows_config()
     rows.per_backbone.SC = {"template": "single_agent", "compute_match": {"row": "MA", "unit": "SA"},

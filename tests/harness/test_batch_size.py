@@ -30,6 +30,7 @@ class Counting(TradingFramework):
         return [Decision(action=Action.HOLD) for _ in batch]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preferred, batch_size, sizes", [
     (None, 256, [56]), (None, 20, [20, 20, 16]), (13, 256, [12, 12, 12, 12, 8]), (100, 30, [28, 28]), (1, 256, [1] * 56),
 ])

@@ -24,6 +24,7 @@ from market.decision import Action
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.mark.slow
 def test_a_raised_decision_is_journaled_as_a_failure_and_decided_again_on_the_rerun(journaled):
     flaky = Flaky(up=False)
     first = journaled({"flaky": flaky})
@@ -47,6 +48,7 @@ def test_a_raised_decision_is_journaled_as_a_failure_and_decided_again_on_the_re
     assert history == [(0, "raised"), (1, None)], "the failed attempt stays in the file"
 
 
+@pytest.mark.slow
 def test_retry_failed_false_keeps_journaled_failures_and_counts_them_as_failed(journaled):
     flaky = Flaky(up=False)
     journaled({"flaky": flaky})
@@ -57,6 +59,7 @@ def test_retry_failed_false_keeps_journaled_failures_and_counts_them_as_failed(j
     assert kept.failures["flaky"].failed == 10 and all(e.failure is not None for e in kept.decisions)
 
 
+@pytest.mark.slow
 def test_an_error_the_framework_reports_itself_counts_as_a_failure_and_is_decided_again(journaled):
     reporting = Reporting(up=False)
     first = journaled({"debate": reporting})
@@ -68,6 +71,7 @@ def test_an_error_the_framework_reports_itself_counts_as_a_failure_and_is_decide
     assert {e.decision.action for e in again.decisions} == {Action.SELL}
 
 
+@pytest.mark.slow
 def test_a_stateful_framework_decides_again_from_its_first_failure_on(journaled):
     stateful = Stateful(fail_on={DAYS[4]})
     first = journaled({"stateful": stateful})

@@ -128,6 +128,7 @@ class Says(TradingFramework):
         return [self.decision for _ in batch]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("decision", "says"), [
     (Decision(target=6.0), "target 6 is outside [-5, 5]"),
     (Decision(target=float("nan")), "is not a finite number"),
@@ -179,6 +180,7 @@ class Alternates(TradingFramework):
         return [Decision(target=0.0 if c.portfolio.positions[c.ticker] else 2.0) for c in batch]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: TrendFollowing(fast=8, slow=32), lambda: ConstantLeverage(5.0), Alternates])
 def test_a_killed_futures_run_resumes_to_identical_results(tmp_path, make):
     whole = run({"rule": make()}, tmp_path / "whole.sqlite", batch_size=16)

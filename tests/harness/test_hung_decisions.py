@@ -24,6 +24,7 @@ pytestmark = pytest.mark.timeout(60)
 LIMIT_S = 0.2
 
 
+@pytest.mark.slow
 def test_a_hung_decision_of_a_plugin_that_opts_in_is_a_timeout_failure_and_the_run_goes_on(journaled):
     hangs = Hangs(hang_on={DAYS[3]}, limit_s=LIMIT_S)
     result = journaled({"hangs": hangs, "buy_and_hold": BuyAndHold()})
@@ -37,6 +38,7 @@ def test_a_hung_decision_of_a_plugin_that_opts_in_is_a_timeout_failure_and_the_r
     assert len([e for e in result.decisions if e.framework == "buy_and_hold"]) == 10
 
 
+@pytest.mark.slow
 def test_the_config_sets_a_limit_for_every_framework_and_null_turns_it_off(journaled):
     hangs = Hangs(hang_on={DAYS[0]}, limit_s=None)
     limited = journaled({"hangs": hangs}, decision_timeout_s=LIMIT_S)

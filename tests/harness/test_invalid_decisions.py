@@ -68,6 +68,7 @@ def test_a_short_target_without_shorts_is_outside_the_cap():
     assert check_target(Decision(target=2.0), long_only) is None and check_action(Decision(action=Action.HOLD), DISCRETE) is None
 
 
+@pytest.mark.slow
 def test_a_wrong_number_of_decisions_is_a_malformed_failure_for_each_context(journaled):
     """A batch answered wrongly is decided again one context at a time: each of those calls fails the same way."""
     result = journaled({"empty": Returns(decisions=[])})
@@ -88,6 +89,7 @@ def unchained_journal(path, rows):
                        [(key, f"{date:%Y-%m-%d %H:%M:%S}", payload) for key, date, payload in rows])
 
 
+@pytest.mark.slow
 def test_a_journal_poisoned_by_a_nan_target_is_named_and_decided_again_not_fatal(journaled):
     """The row the earlier TradeDuel wrote for a NaN target (`action: null, target: null`) beside valid ones."""
     first = journaled({"plugin": Returns(lambda: Decision(target=0.5))}, mode="target")
@@ -106,6 +108,7 @@ def test_a_journal_poisoned_by_a_nan_target_is_named_and_decided_again_not_fatal
     assert day(again, "plugin", 0).decision.target == 0.5
 
 
+@pytest.mark.slow
 def test_decisions_journaled_under_other_rules_are_decided_again(journaled):
     """Stateless decisions share their journal key across execution modes; BUYs cannot fill a target run."""
     journaled({"plugin": Returns(lambda: Decision(action=Action.BUY))})
@@ -114,6 +117,7 @@ def test_decisions_journaled_under_other_rules_are_decided_again(journaled):
     assert "10 journaled decisions under key" in journaled.warnings[0] and "; and 7 more" in journaled.warnings[0]
 
 
+@pytest.mark.slow
 def test_a_decision_that_validates_reads_back_unchanged(journaled):
     decision = Decision(action=Action.SELL, confidence=0.25, trace=Trace(extra={"score": math.pi}))
     journaled({"plugin": Returns(lambda: decision)})

@@ -32,6 +32,7 @@ def sells(journaled):
     return journaled.path
 
 
+@pytest.mark.slow
 def test_edited_rows_stop_the_run_in_one_line_naming_the_file_and_the_row(journaled):
     path = sells(journaled)
     with sqlite3.connect(path) as db:
@@ -43,6 +44,7 @@ def test_edited_rows_stop_the_run_in_one_line_naming_the_file_and_the_row(journa
                                   f"was edited or damaged after it was written; {MOVE_ASIDE.format(path=path)}")
 
 
+@pytest.mark.slow
 def test_removed_rows_and_edited_inputs_are_detected(journaled, tmp_path):
     path = sells(journaled)
     copy = tmp_path / "copy.sqlite"
@@ -57,6 +59,7 @@ def test_removed_rows_and_edited_inputs_are_detected(journaled, tmp_path):
         Journal(copy, read_only=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "overwritten"])
 def test_a_truncated_or_overwritten_file_is_one_line(journaled, damage):
     path = sells(journaled)
@@ -77,6 +80,7 @@ def test_a_foreign_sqlite_file_is_not_taken_for_a_journal(tmp_path):
         Journal(path)
 
 
+@pytest.mark.slow
 def test_an_unchained_journal_is_upgraded_with_one_warning_and_its_rows_reused(journaled, tmp_path):
     journaled(SELLS)
     with sqlite3.connect(journaled.path) as db:  # the file as the earlier TradeDuel wrote it
@@ -112,6 +116,7 @@ HOLD_THE_LOCK = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_in_one_line_while_readers_go_on(tmp_path):
     path = tmp_path / "journal.sqlite"
     holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(path)], stdout=subprocess.PIPE, text=True)

@@ -53,6 +53,7 @@ def overlay_run(bars: pd.DataFrame, start: int) -> tuple[pd.DataFrame, pd.DataFr
     return pd.DataFrame(book.records), book.result().equity
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(asof_i=st.integers(41, 119), seed=st.integers(0, 10_000), delete=st.booleans())
 def test_data_after_a_day_changes_no_overlay_decision_up_to_that_day(asof_i, seed, delete):
@@ -111,6 +112,7 @@ def outcome(result) -> tuple[dict, pd.DataFrame]:
     return equity, pd.DataFrame(result.overlay_records)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make, calls", [(lambda: RandomPolicy(), 5), (lambda: ExposureTargeter(), 25)],
                          ids=["stateless", "stateful"])
 def test_a_killed_run_with_an_overlay_resumes_to_identical_results(tmp_path, make, calls):
@@ -126,6 +128,7 @@ def test_a_killed_run_with_an_overlay_resumes_to_identical_results(tmp_path, mak
     pd.testing.assert_frame_equal(whole[1], resumed[1])
 
 
+@pytest.mark.slow
 def test_a_stateless_framework_reuses_its_decisions_under_another_overlay_with_the_fresh_results(tmp_path):
     other = {**EVERY_PART, "loss_stop": {"enabled": True, "max_loss": 0.01}, "cold_start": {"enabled": False}}
     run_into(tmp_path / "journal.sqlite", {"f": RandomPolicy()})
@@ -152,6 +155,7 @@ def test_the_overlay_enters_the_config_hash_of_stateful_frameworks_only():
     assert len({plain["exp"], walkthrough["exp"], tighter["exp"]}) == 3
 
 
+@pytest.mark.slow
 def test_drift_is_one_warning_line_per_framework_that_drifted(tmp_path):
     warnings: list[str] = []
     with Journal(tmp_path / "journal.sqlite") as journal:
@@ -162,6 +166,7 @@ def test_drift_is_one_warning_line_per_framework_that_drifted(tmp_path):
     assert len(warnings) == 1
 
 
+@pytest.mark.slow
 def test_a_cold_start_needs_a_stateless_baseline(tmp_path):
     cold = {"cold_start": {"enabled": True}}
     with Journal(tmp_path / "journal.sqlite") as journal, pytest.raises(ConfigError, match="baseline is not set"):

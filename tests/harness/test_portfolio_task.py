@@ -122,6 +122,7 @@ class Answers(TradingFramework):
         return [Decision(weights=self.weights) for _ in batch]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("weights", "says"), [
     ({"AAA": 0.5, "BBB": 0.2}, "weights sum to 0.7"),
     ({"AAA": float("nan"), CASH: 1.0}, "not a finite number"),
@@ -138,12 +139,14 @@ def test_bad_weights_are_a_recorded_failure_and_the_fallback_holds(tmp_path, wei
     assert (equity["equity"] == 100_000.0).all()  # nothing was ever bought
 
 
+@pytest.mark.slow
 def test_a_gross_weight_beyond_the_cap_is_refused(tmp_path):
     result, _ = run({"levered": Answers({"AAA": 1.5, "BBB": 0.5, CASH: -1.0})}, tmp_path / "journal.sqlite",
                     max_gross=1.5)
     assert result.failed > 0 and "gross weight 2 exceeds task.max_gross 1.5" in result.decisions[0].failure.message
 
 
+@pytest.mark.slow
 def test_a_masked_pool_refuses_weights_outside_it_until_the_instrument_joins(tmp_path):
     """Pool {START: [AAA], day 10: [AAA, BBB]}: equal weights on AAA and BBB fail (fallback HOLD) before day 10, then fill."""
     days = MARKET.trading_days("AAA", START, END)
@@ -206,6 +209,7 @@ class DiesAfter(TradingFramework):
         return self.inner.decide(batch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [EqualWeight, BuyAndHoldEqual, lambda: MomentumTopK(lookback=10, k=2)])
 def test_a_killed_portfolio_run_resumes_to_identical_results(tmp_path, make):
     whole, _ = run({"rule": make()}, tmp_path / "whole.sqlite", batch_size=4)

@@ -10,6 +10,7 @@ import pytest
 from harness.resources import peak_rss_mb, run_resources, torch_threads
 
 
+@pytest.mark.slow
 def test_peak_memory_reaches_a_block_larger_than_the_peak_so_far():
     before = peak_rss_mb()
     block = bytearray(int((before + 64) * 2**20))  # zero-filled by the allocator: every page resident

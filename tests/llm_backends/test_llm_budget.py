@@ -3,6 +3,10 @@ set from the engine's config before its model loads."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 import torch
 
@@ -42,15 +46,67 @@ def test_the_config_sets_torch_threads_and_null_keeps_them(tiny_root):
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize(("cores", "percent", "threads"), [(2, 3.0, 2), (2, 55.0, 1), (2, 100.0, 1), (8, 40.0, 5)])
-def test_idle_threads_are_the_cores_other_work_leaves_free(monkeypatch, cores, percent, threads):
-    monkeypatch.setattr(budget.os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(budget.psutil, "cpu_percent", lambda interval: percent)
+class Counters:
+    """Fake clock and CPU-time counters that a test advances by hand."""
+
+    def __init__(self):
+        self.wall = self.machine = self.own = 0.0
+
+    def advance(self, wall: float, machine: float, own: float) -> None:
+        self.wall += wall
+        self.machine += machine
+        self.own += own
+
+    def free_cores(self, cores: int) -> budget.FreeCores:
+        return budget.FreeCores(cores, machine=lambda: self.machine, own=lambda: self.own, clock=lambda: self.wall)
+
+
+@pytest.mark.parametrize(("cores", "machine", "own", "threads"),
+                         [(2, 0.1, 0.0, 2), (2, 2.0, 2.0, 2), (2, 2.0, 1.0, 1), (2, 1.2, 0.0, 1), (2, 2.0, 0.0, 1), (8, 4.0, 0.8, 5)])
+def test_free_cores_are_those_other_processes_left_free(cores, machine, own, threads):
+    """Over one wall second: others = machine − own busy seconds; free = round(n − others), at least 1.
+    The engine's own threads (machine = own) leave every core free."""
+    counters = Counters()
+    cores_now = counters.free_cores(cores)
+    counters.advance(wall=1.0, machine=machine, own=own)
+    assert cores_now.read() == threads
+
+
+def test_idle_threads_follow_a_neighbour_that_comes_and_goes():
+    counters = Counters()
+    idle = budget.IdleThreads(counters.free_cores(2))
     before = torch.get_num_threads()
     try:
-        assert use_torch_threads("idle") == threads
+        torch.set_num_threads(2)
+        counters.advance(wall=budget.IDLE_REFRESH_S / 2, machine=1.0, own=0.0)
+        assert idle.refresh() == 2  # too soon to read again: unchanged
+        counters.advance(wall=budget.IDLE_REFRESH_S, machine=1.0, own=0.0)
+        assert idle.refresh() == 1 == torch.get_num_threads()  # a neighbour took a core
+        counters.advance(wall=2.0, machine=3.8, own=3.8)
+        assert idle.refresh() == 2 == torch.get_num_threads()  # it left; the engine's own use is not other work
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_a_spinning_neighbour_process_takes_a_core_from_the_reading():
+    """Real counters: a child process busy for the whole interval is other work (at least one core)."""
+    spin = "import time\nend = time.time() + 3\nwhile time.time() < end:\n    pass\n"
+    neighbour = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.5)
+        cores = budget.FreeCores()
+        time.sleep(1.5)
+        assert cores.read() <= max(1, cores.cores - 1)
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+
+
+def test_torch_threads_idle_gives_the_engine_a_reading_repeated_during_the_run(tiny_root):
+    engine = build_engine(engine_config("tiny", ["torch_threads=idle"]))
+    assert isinstance(engine.idle_threads, budget.IdleThreads)
+    assert build_engine(engine_config("tiny", ["torch_threads=1"])).idle_threads is None
 
 
 def test_bad_budgets_are_refused_with_the_field():

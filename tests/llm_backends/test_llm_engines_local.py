@@ -103,6 +103,7 @@ def test_usage_record_matches_llm_call_record_fields(tiny):
     assert record["role"] == "trader" and record["completion_tokens"] == 2
 
 
+@pytest.mark.slow
 def test_smollm2_answers_a_chat_prompt():
     engine = smollm2.smollm2_engine(device="cpu", cache=False)
     result = engine.generate_one(conversation("What is the capital of France?"), params=SamplingParams(max_new_tokens=16))

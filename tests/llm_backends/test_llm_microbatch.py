@@ -29,6 +29,7 @@ def test_concurrent_calls_are_merged_and_answered_like_direct_calls(tiny):
     assert [r.prompt_tokens for r in merged] == [r.prompt_tokens for r in direct]
 
 
+@pytest.mark.slow
 def test_calls_with_different_tools_and_parameters_share_one_batch_and_keep_their_own(tiny):
     engine = MicroBatchingEngine(tiny, max_wait_s=0.5)
     calls = [

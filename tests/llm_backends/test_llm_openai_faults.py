@@ -25,6 +25,7 @@ def client(server: FaultServer, **options) -> OpenAIEngine:
     return OpenAIEngine(server.url, "fault-model", **options)
 
 
+@pytest.mark.slow
 def test_two_server_errors_then_an_answer():
     with FaultServer(in_order(Reply(500, "boom"), Reply(500, "boom"), FINE)) as server:
         result = client(server).generate_one(conversation("x"))
@@ -32,6 +33,7 @@ def test_two_server_errors_then_an_answer():
     assert len(server.received) == 3
 
 
+@pytest.mark.slow
 def test_retries_exhausted_become_the_conversations_error():
     with FaultServer(in_order(Reply(502, "bad gateway"))) as server:
         result = client(server, max_retries=2).generate_one(conversation("x"))
@@ -53,6 +55,7 @@ def waits_recorded(engine: OpenAIEngine) -> list[float]:
     return waits
 
 
+@pytest.mark.slow
 def test_429_waits_the_seconds_retry_after_asks_for():
     with FaultServer(in_order(Reply(429, "slow down", {"Retry-After": "1"}), FINE)) as server:
         engine = client(server)
@@ -62,6 +65,7 @@ def test_429_waits_the_seconds_retry_after_asks_for():
     assert waits == [1.0], "backoff alone would have waited about 0.01 s"
 
 
+@pytest.mark.slow
 def test_503_waits_until_the_http_date_retry_after_names():
     later = formatdate(time.time() + 3, usegmt=True)
     with FaultServer(in_order(Reply(503, "maintenance", {"Retry-After": later}), FINE)) as server:
@@ -82,6 +86,7 @@ def test_retry_after_beyond_the_cap_fails_at_once():
     assert "HTTP 429: come back tomorrow (Retry-After asks for 86400 s, more than max_retry_after_s=5)" in result.error
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_timeout_is_an_error_after_the_retries():
     with FaultServer(in_order(Reply(hang=True))) as server:
         engine = client(server, timeout_s=0.3, max_retries=1)
@@ -102,6 +107,7 @@ def test_connection_refused_names_the_url():
     assert "refused" in result.error.lower()
 
 
+@pytest.mark.slow
 def test_malformed_json_is_an_error_not_a_crash():
     with FaultServer(in_order(Reply(200, "{'choices': [oops"))) as server:
         result = client(server).generate_one(conversation("x"))
@@ -115,6 +121,7 @@ def test_empty_choices_is_an_error_not_an_index_error():
     assert result.error.endswith('the answer has no choices: {"choices": [], "model": "m"}')
 
 
+@pytest.mark.slow
 def test_one_bad_request_in_a_batch_of_three_spares_the_others(tmp_path):
     def script(number, body, headers):
         text = last_user_text(body)
@@ -136,6 +143,7 @@ def test_one_bad_request_in_a_batch_of_three_spares_the_others(tmp_path):
         assert len(server.received) == 3, "the answers came from the cache"
 
 
+@pytest.mark.slow
 def test_the_api_key_never_shows_even_when_the_server_echoes_it(monkeypatch, caplog, tmp_path):
     """The server echoes the Authorization header in a 500 (retried, so logged) and then a 401."""
 
@@ -156,6 +164,7 @@ def test_the_api_key_never_shows_even_when_the_server_echoes_it(monkeypatch, cap
     assert SECRET not in seen
 
 
+@pytest.mark.slow
 def test_langchain_callers_get_an_exception_for_a_failed_call():
     def script(number, body, headers):
         if last_user_text(body) == "bad":
@@ -169,6 +178,7 @@ def test_langchain_callers_get_an_exception_for_a_failed_call():
             model.invoke("bad")
 
 
+@pytest.mark.slow
 def test_rows_with_different_tools_and_parameters_are_all_in_flight_at_once():
     """Each request waits until all four have arrived: a client that sent one group after another never gets there."""
     together = threading.Barrier(4)
@@ -187,6 +197,7 @@ def test_rows_with_different_tools_and_parameters_are_all_in_flight_at_once():
     assert [(r.text, r.error) for r in results] == [(f"t={p.temperature}", None) for p in params]
 
 
+@pytest.mark.slow
 def test_a_grammar_is_sent_as_structured_outputs_and_a_server_that_refuses_it_is_an_error():
     refusal = {"error": {"message": "Unrecognized request argument supplied: structured_outputs"}}
 

@@ -50,6 +50,7 @@ def test_http_answers_match_the_engine_it_serves(server, tiny):
     assert httpx.get(server.url + "/models").json()["data"][0]["id"] == tiny.model
 
 
+@pytest.mark.slow
 def test_a_grammar_reaches_our_server_and_is_honoured(server, tiny):
     grammar = 'start: "BUY" | "SELL" | "HOLD"'
     params = [SamplingParams(temperature=1.0, seed=seed, max_new_tokens=5, grammar=grammar) for seed in range(4)]

@@ -204,6 +204,7 @@ def test_a_prompt_that_fills_the_context_is_refused_and_the_limits_must_be_posit
         build_app(engine, request_timeout_s=0)
 
 
+@pytest.mark.slow
 def test_a_huge_max_tokens_is_refused_while_a_long_generation_runs(sdk, server, engine):
     """A long greedy generation holds the engine; meanwhile a huge request is refused, the model
     list is answered and a cached answer is replayed, all while the long one still runs.

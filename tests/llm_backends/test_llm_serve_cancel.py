@@ -50,6 +50,7 @@ def assert_engine_freed(sdk: openai.OpenAI, engine, tokens_before: int) -> None:
     assert 0 < stopped_tokens < STOPPED_BELOW, f"the stopped generation decoded {stopped_tokens} tokens"
 
 
+@pytest.mark.slow
 def test_a_timed_out_request_is_a_504_and_its_generation_stops(impatient, tiny):
     before = settled_completion_tokens(tiny)
     with pytest.raises(openai.InternalServerError) as timed_out:
@@ -59,6 +60,7 @@ def test_a_timed_out_request_is_a_504_and_its_generation_stops(impatient, tiny):
     assert_engine_freed(impatient, tiny, before)
 
 
+@pytest.mark.slow
 def test_a_timed_out_stream_ends_with_an_error_event_and_its_generation_stops(impatient, tiny):
     before = settled_completion_tokens(tiny)
     text = ""
@@ -70,6 +72,7 @@ def test_a_timed_out_stream_ends_with_an_error_event_and_its_generation_stops(im
     assert_engine_freed(impatient, tiny, before)
 
 
+@pytest.mark.slow
 def test_a_client_that_leaves_before_the_answer_stops_its_generation(tiny_server, tiny_sdk, tiny):
     before = settled_completion_tokens(tiny)
     leaving = openai.OpenAI(base_url=tiny_server.url, api_key="unused", max_retries=0, timeout=1.0)
@@ -78,6 +81,7 @@ def test_a_client_that_leaves_before_the_answer_stops_its_generation(tiny_server
     assert_engine_freed(tiny_sdk, tiny, before)
 
 
+@pytest.mark.slow
 def test_a_client_that_closes_its_stream_stops_its_generation(tiny_sdk, tiny):
     before = settled_completion_tokens(tiny)
     stream = tiny_sdk.chat.completions.create(model=tiny.model, messages=HELLO, max_tokens=HUGE, temperature=0, stream=True)

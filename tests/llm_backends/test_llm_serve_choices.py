@@ -2,6 +2,7 @@
 the tiny model on 127.0.0.1: choice i of a seeded request samples with seed + i, unseeded choices
 are fresh samples, and log-probabilities are the engine's own for the sampled tokens."""
 
+import pytest
 import torch
 from llm_test_helpers import conversation
 
@@ -17,6 +18,7 @@ def contents(answer) -> list[str | None]:
     return [choice.message.content for choice in answer.choices]
 
 
+@pytest.mark.slow
 def test_choice_i_of_a_seeded_request_samples_with_seed_plus_i(tiny_sdk, tiny):
     request = {"model": tiny.model, "messages": HI, "max_tokens": 12, "temperature": 1.0}
     three = tiny_sdk.chat.completions.create(**request, n=3, seed=40)

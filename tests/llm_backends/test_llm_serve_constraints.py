@@ -68,6 +68,7 @@ def test_a_streamed_json_schema_answer_parses_too(tiny_sdk, tiny):
     Decision.model_validate_json(text)
 
 
+@pytest.mark.slow
 def test_json_object_answers_are_objects_where_they_end(tiny_sdk, tiny):
     """Free keys and strings can run past max_tokens on random weights; every answer that ended is an object."""
     answers = [
@@ -81,6 +82,7 @@ def test_json_object_answers_are_objects_where_they_end(tiny_sdk, tiny):
     assert all(a.message.content.startswith("{") for a in answers)
 
 
+@pytest.mark.slow
 def test_json_schema_with_tools_the_model_may_call_gives_json_or_valid_calls(tiny_sdk, tiny):
     response_format = {"type": "json_schema", "json_schema": {"name": "decision", "schema": Decision.model_json_schema()}}
     for seed in SEEDS:
@@ -93,6 +95,7 @@ def test_json_schema_with_tools_the_model_may_call_gives_json_or_valid_calls(tin
             Decision.model_validate_json(choice.message.content)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool_choice", ["required", {"type": "function", "function": {"name": "get_news"}}], ids=["required", "named"])
 def test_a_forced_tool_choice_always_calls_an_allowed_tool_with_valid_arguments(tiny_sdk, tiny, tool_choice):
     named = isinstance(tool_choice, dict)

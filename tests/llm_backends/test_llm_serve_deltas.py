@@ -7,6 +7,7 @@ same calls in the same order, nothing after a stop string, and broken blocks kep
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def streamed(text: str, stop: tuple[str, ...], tools_shown: bool, cuts: list[int
     return deltas + choice.finish(truncate_at_stop(text, stop)[0] if stop else text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(TEXTS), st.sampled_from(STOPS), st.booleans(), st.lists(st.integers(0, 200), max_size=30))
 def test_deltas_add_up_to_the_whole_message_however_the_text_is_cut(text, stop, tools_shown, cuts):

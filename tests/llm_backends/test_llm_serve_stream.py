@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import openai
+import pytest
 from langchain_core.messages import AIMessageChunk
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
@@ -48,6 +49,7 @@ def collect(stream) -> dict:
     return {"content": dict(content), "calls": dict(calls), "finish": finish, "usage": usage, "chunks": chunks}
 
 
+@pytest.mark.slow
 def test_streamed_content_adds_up_to_the_answer_and_usage_comes_last(tiny_sdk, tiny):
     for tools in (None, [QUOTE_TOOL]):
         request = {"model": tiny.model, "messages": HI, "max_tokens": 40, "temperature": 0, "tools": tools}
@@ -60,6 +62,7 @@ def test_streamed_content_adds_up_to_the_answer_and_usage_comes_last(tiny_sdk, t
     assert plain["usage"] == [] and plain["finish"] == {0: "length"}
 
 
+@pytest.mark.slow
 def test_tokens_reach_the_client_while_they_are_sampled(tiny_sdk, tiny):
     """A long greedy answer arrives in about one chunk per token, spread over the generation, not at its end."""
     start = time.monotonic()
@@ -101,6 +104,7 @@ def test_n_choices_stream_each_under_its_own_index(tiny_sdk, tiny):
     assert streamed["usage"] == [whole.usage]
 
 
+@pytest.mark.slow
 def test_langchain_chat_openai_streams_text_and_tool_calls(tiny_server, tiny):
     llm = ChatOpenAI(model=tiny.model, base_url=tiny_server.url, api_key="unused", max_retries=0, max_tokens=30, temperature=0, stream_usage=True)
     chunks = list(llm.stream("hi"))
@@ -114,6 +118,7 @@ def test_langchain_chat_openai_streams_text_and_tool_calls(tiny_server, tiny):
     assert call.tool_calls[0]["args"]["ticker"] in {"NVDA", "MSFT"}
 
 
+@pytest.mark.slow
 def test_concurrent_streams_share_one_batch_on_a_micro_batching_engine(tiny, tiny_sdk):
     prompts = [conversation(text) for text in ("hi", "buy or sell?", "news")]
     expected = [

@@ -22,6 +22,7 @@ def test_embedded_tickers_load_and_share_the_quick_window():
     assert (data.bars["MSFT"].index == data.bars["MSFT"].index.normalize()).all()  # 16:00 stamps dropped
 
 
+@pytest.mark.slow
 def test_every_embedded_ticker_is_valid():
     stocks = [t for t in EMBEDDED_TICKERS if t != "BTC_15M"]
     assert set(load_embedded(stocks).tickers) == set(stocks)

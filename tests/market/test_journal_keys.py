@@ -36,18 +36,21 @@ def run(tmp_path, bars: pd.DataFrame, fingerprint: str = "", records=None):
     return result, warnings
 
 
+@pytest.mark.slow
 def test_same_inputs_reuse_every_decision_and_warn_of_nothing(tmp_path):
     first, _ = run(tmp_path, BARS)
     again, warnings = run(tmp_path, BARS)
     assert (first.made, again.made, again.reused) == (20, 0, 20) and warnings == []
 
 
+@pytest.mark.slow
 def test_bars_appended_after_the_window_reuse_every_decision(tmp_path):
     run(tmp_path, BARS.iloc[:60])
     again, warnings = run(tmp_path, BARS)
     assert (again.made, again.reused) == (0, 20) and warnings == []
 
 
+@pytest.mark.slow
 def test_a_changed_bar_inside_the_window_decides_afresh_and_says_what_changed(tmp_path):
     first, _ = run(tmp_path, BARS)
     changed = BARS.copy()
@@ -61,6 +64,7 @@ def test_a_changed_bar_inside_the_window_decides_afresh_and_says_what_changed(tm
     assert restored.journal_keys == first.journal_keys != again.journal_keys
 
 
+@pytest.mark.slow
 def test_a_changed_fingerprint_decides_afresh_under_the_same_config(tmp_path):
     run(tmp_path, BARS, fingerprint="weights-v1")
     again, warnings = run(tmp_path, BARS, fingerprint="weights-v2")
@@ -105,6 +109,7 @@ class FreezeProbe:
         return [Decision(action=Action.BUY) for _ in batch]
 
 
+@pytest.mark.slow
 def test_start_up_objects_are_frozen_out_of_timed_batches_and_thawed_after(tmp_path):
     probe = FreezeProbe()
     with Journal(tmp_path / "journal.sqlite") as journal:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from bars import random_bars
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ def read_everything(view: MarketView) -> tuple:
     return (view.bars("AAA"), view.bars("AAA", lookback=5), view.last_close("AAA"), view.records("news", "AAA"))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(asof_i=st.integers(0, len(DATES) - 1), seed=st.integers(0, 10_000), delete=st.booleans())
 def test_data_after_asof_changes_nothing_read_through_the_view(asof_i, seed, delete):
@@ -77,6 +79,7 @@ MINUTES = pd.DatetimeIndex(pd.Timestamp("2024-03-01 23:00") + pd.Timedelta(minut
 """Three hours of 24/7 minute bars stamped at their close, across midnight."""
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(asof_i=st.integers(0, len(MINUTES) - 1), seed=st.integers(0, 10_000), delete=st.booleans())
 def test_on_intraday_bars_data_after_the_stamp_changes_nothing_read_through_the_view(asof_i, seed, delete):

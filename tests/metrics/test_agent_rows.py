@@ -72,6 +72,7 @@ def write(run_dir, frameworks: dict[str, TradingFramework], data_target: str = "
     return load_run(run_dir)
 
 
+@pytest.mark.slow
 def test_rows_by_hand(tmp_path):
     numbers = agent_numbers(write(tmp_path, {"agent": Scripted()})).loc["agent"]
     assert numbers["decisions"] == 4
@@ -87,6 +88,7 @@ def test_rows_by_hand(tmp_path):
     assert numbers["R"] == pytest.approx(5 * -1.0 + 0.1 - 0.5)
 
 
+@pytest.mark.slow
 def test_the_section_warns_about_the_cutoff_except_on_synthetic_data(tmp_path):
     run = write(tmp_path / "real", {"agent": Scripted()})
     [warning] = agent_warnings(run)
@@ -99,6 +101,7 @@ def test_the_section_warns_about_the_cutoff_except_on_synthetic_data(tmp_path):
     assert agent_warnings(synthetic) == []
 
 
+@pytest.mark.slow
 def test_a_head_to_head_that_differs_in_constrained_decoding_is_flagged(tmp_path):
     run = write(tmp_path, {"agent": Scripted(), "other": Unconstrained()})
     assert any("constrained decoding differs between LLM frameworks (agent on, other off)" in w

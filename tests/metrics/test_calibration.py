@@ -43,6 +43,7 @@ def test_reduced_calibration_holds_for_the_chosen_test(ar1_samples):
     assert sharpe.holds_size(), sharpe.ci
 
 
+@pytest.mark.slow
 def test_reduced_calibration_fails_the_automatic_block_bootstrap(ar1_samples, script):
     before = calibration.pair_rejection_rate(ar1_samples, script.bootstrap_pvalue)
     assert not before.holds_size(), before.ci

@@ -27,6 +27,7 @@ def reported(synthetic_run, tmp_path_factory):
     return report.write_report(run_dir, reps=200)
 
 
+@pytest.mark.slow
 def test_report_writes_every_table_and_plot(reported):
     run_dir = reported.parent
     for name in TABLES:

@@ -3,6 +3,8 @@
 import json
 import shutil
 
+import pytest
+
 from metrics import report
 
 
@@ -16,12 +18,14 @@ def _reported(synthetic_run, tmp_path, frequency: str | None) -> str:
     return report.write_report(run_dir, reps=50).read_text()
 
 
+@pytest.mark.slow
 def test_a_daily_report_speaks_of_days(synthetic_run, tmp_path):
     summary = _reported(synthetic_run, tmp_path, "1 days 00:00:00")
     assert "bp/day" in summary and "mean daily return" in summary and "| days |" in summary
     assert "bp/bar" not in summary and "per-bar" not in summary and "bars of" not in summary
 
 
+@pytest.mark.slow
 def test_a_15_minute_report_speaks_of_bars(synthetic_run, tmp_path):
     summary = _reported(synthetic_run, tmp_path, "0 days 00:15:00")
     assert "bp/bar" in summary and "mean per-bar return" in summary and "| bars |" in summary

@@ -32,6 +32,7 @@ def run(tmp_path_factory):
     return write(tmp_path_factory.mktemp("roles"), {"debate": TwoRoles(), "agent": Scripted(), "rule": Rule()})
 
 
+@pytest.mark.slow
 def test_rows_by_hand(run):
     numbers = role_numbers(run)
     assert list(numbers.index) == [("debate", "analyst"), ("debate", "judge")]
@@ -48,5 +49,6 @@ def test_the_section_and_its_table_files(run, tmp_path):
     assert (tmp_path / "roles.md").is_file() and (tmp_path / "roles.tex").is_file()
 
 
+@pytest.mark.slow
 def test_no_section_without_a_multi_role_framework(tmp_path):
     assert role_section(write(tmp_path, {"agent": Scripted(), "rule": Rule()}), tmp_path / "tables") == ""

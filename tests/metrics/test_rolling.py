@@ -69,6 +69,7 @@ def episode_rows(frame: pd.DataFrame, framework: str, ticker: str, seed: int) ->
     return frame[(frame["framework"] == framework) & (frame["ticker"] == ticker) & (frame["seed"] == seed)]
 
 
+@pytest.mark.slow
 def test_a_window_replayed_from_the_journal_equals_a_direct_run_on_it(journaled, tmp_path):
     window = rolling_windows(TEST_START, TEST_END)[5]
     bars = bars_by_ticker(prices_frame(DATA, ["MSFT", "NVDA"], TEST_START, TEST_END))

@@ -132,6 +132,7 @@ def test_paired_tests_reject_mismatched_lengths():
         paired.mean_difference_test(np.zeros(3), np.zeros(4))
 
 
+@pytest.mark.slow
 def test_holm_step_down_and_nan_equal_statsmodels():
     adjusted = paired.holm([0.01, 0.04, float("nan"), 0.03])
     assert adjusted[0] == pytest.approx(0.03)

@@ -84,6 +84,7 @@ def test_a_folder_without_a_journal_is_an_error_line(tmp_path, capsys):
     assert code == 2 and out == "" and "journal.sqlite: missing" in err
 
 
+@pytest.mark.slow
 def test_the_module_runs_from_the_command_line(run_dir):
     done = subprocess.run([sys.executable, "-m", "metrics.trace", str(run_dir), "ALFA", f"{DAY:%Y-%m-%d}", "macd"],
                           cwd=ROOT, env=support_env(), capture_output=True, text=True, timeout=120)

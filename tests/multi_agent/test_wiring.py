@@ -42,6 +42,7 @@ def test_each_speaker_reads_the_debate_so_far(run, contexts):
     assert manager.prompt.count("researcher says") == 4
 
 
+@pytest.mark.slow
 def test_the_analysts_run_in_parallel_and_the_debate_waits_for_all(run, contexts):
     _, engine = run(contexts(DAY), delay_s=0.5)
     analysts = [c for c in engine.calls if c.role in ANALYST_ROLES]
@@ -52,6 +53,7 @@ def test_the_analysts_run_in_parallel_and_the_debate_waits_for_all(run, contexts
     assert all(f"[{name}]" in bull.prompt for name in ("market", "social", "news", "fundamentals"))
 
 
+@pytest.mark.slow
 def test_many_graphs_run_concurrently(run, contexts):
     days = [("MSFT", d) for d in ("2020-02-03", "2020-02-04", "2020-02-05")]
     decisions, engine = run(contexts(*days), delay_s=1.0)

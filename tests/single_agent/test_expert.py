@@ -30,6 +30,7 @@ def days_of(ticker: str, every: int) -> pd.DatetimeIndex:
     return labelled[20::every]
 
 
+@pytest.mark.slow
 def test_expert_turns_are_clean_grammar_valid_and_follow_the_plan(compact, compact_reward, smollm2_tokenizer):
     expert = ScriptedExpert(compact)
     ll = llguidance.hf.from_tokenizer(smollm2_tokenizer)

@@ -170,6 +170,7 @@ def test_without_the_token_tags_the_tiny_model_could_not_call(tiny_tokenizer, co
     assert checker.accepts(checker.grammar(compact), call("get_market_data"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["compact", "paper"])
 def test_every_sampled_turn_parses_clean(checker, request, name):
     protocol = request.getfixturevalue(name)

@@ -143,6 +143,7 @@ INTRADAY = MarketData(bars={t: f.set_axis(f.index + OPEN) for t, f in BASE.bars.
 day's records published between 09:30 and 16:00 are future data to a decision on that bar."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(TOOLS))
 def test_on_intraday_bars_data_after_the_bar_never_changes_a_tool(name):
     @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

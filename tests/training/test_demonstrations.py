@@ -52,6 +52,7 @@ def test_randomised_demonstrations_follow_the_plan_and_mask_only_the_expert(rend
         assert 0 in episode.tokens.model_mask
 
 
+@pytest.mark.slow
 def test_randomised_answers_and_tools_do_not_follow_the_news(renderer, compact, market, days):
     """Over many days the randomised expert reads news about half the time and answers all three actions."""
     episodes = demonstration_episodes(renderer, compact, market, days, count=60, seed=1, randomise=True, terse=True)

@@ -53,6 +53,7 @@ def short_run(cache_root, tmp_path_factory):
     return output, list(ProbedTrainer.probes)
 
 
+@pytest.mark.slow
 def test_the_weights_changed(short_run):
     output, _ = short_run
     start = load_file(ensure_tiny(TinySpec(initializer_range=0.02)) / "model.safetensors")

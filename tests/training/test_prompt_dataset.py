@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from market.splits import Window
 from single_agent.rewards import regime_label
 from training.prompt_dataset import balanced_regimes, labelled_days, prompt_dataset
 
 
+@pytest.mark.slow
 def test_every_labelled_day_once_and_no_day_without_a_horizon(market, tickers, compact, compact_reward):
     window = Window(start="2018-03-01", end="2018-12-31")          # past the end of the 120-day market
     days = labelled_days(market, tickers, window, compact_reward)

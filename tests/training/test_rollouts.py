@@ -43,6 +43,7 @@ def rollouts(engine, compact, market, **options) -> EpisodeRollouts:
                            informative_tool="get_news_data", **options)
 
 
+@pytest.mark.slow
 def test_one_completion_per_prompt_in_order_with_the_model_mask(engine, compact, market):
     batch = rows(market, "ALFA", count=3, generations=2)
     trainer = trainer_at(0, batch)
@@ -66,6 +67,7 @@ def test_one_completion_per_prompt_in_order_with_the_model_mask(engine, compact,
     assert {"regime_accuracy", "informative_share", "rollout_s"} <= set(trainer.logged[0])
 
 
+@pytest.mark.slow
 def test_the_curriculum_budget_holds_every_episode_to_its_calls(engine, compact, market):
     curriculum = ToolCurriculum(start_calls=1, steps_per_call=10)
     batch = rows(market, "BRVO", count=4, generations=4)

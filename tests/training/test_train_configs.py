@@ -14,6 +14,7 @@ def recipe(name: str) -> TrainConfig:
     return typed_config(TrainConfig, compose_option("train", name), "train")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["paper", "cpu_tiny", "cpu_smollm2"])
 def test_every_recipe_validates(name):
     assert recipe(name).name == name and recipe(name).mode == "sync"
