@@ -96,7 +96,7 @@ def smollm2_engine(
 ) -> ChatEngine:
     """Hydra factory: the SmolLM2-135M-Instruct engine (converting the GGUF on first use);
     the budget arguments are `transformers_engine`'s."""
-    torch_threads = use_torch_threads(torch_threads)
+    use_torch_threads(torch_threads)  # for the conversion; the engine reads `idle` again itself
     return transformers_engine(
         str(ensure_converted()), MODEL_NAME, device=device, dtype=dtype, memory_mb=memory_mb, torch_threads=torch_threads,
         max_batch_size=max_batch_size, max_batch_tokens=max_batch_tokens, kv_cache_mb=kv_cache_mb, cache=cache,

@@ -29,7 +29,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel, PreTrainedTokenizerFast
 from transformers.cache_utils import DynamicLayer
 
-from llm_backends.budget import batch_positions, kv_position_bytes, store_mb, use_torch_threads
+from llm_backends.budget import IDLE, IdleThreads, batch_positions, kv_position_bytes, store_mb, use_torch_threads
 from llm_backends.cache import ResponseCache, open_cache
 from llm_backends.chat_template import template_supports_tools
 from llm_backends.decoding import DecodeTotals, Decoder
@@ -106,12 +106,15 @@ class TransformersEngine(ChatEngine):
         cache: ResponseCache | None = None,
         weights_path: str | Path | None = None,
         live_weights: bool = False,
+        idle_threads: IdleThreads | None = None,
     ) -> None:
         if live_weights and cache is not None:
             raise ValueError(f"model {name!r}: an engine whose weights change in place (live_weights) cannot use the response cache")
         super().__init__(cache)
         self.hf_model = model
         self.tokenizer = tokenizer
+        self.idle_threads = idle_threads
+        """`torch_threads: idle`: the thread count read again before each generation pass; None keeps it."""
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -209,6 +212,8 @@ class TransformersEngine(ChatEngine):
             if version != self._weights_version and self.kv_store is not None:
                 self.kv_store.clear()
             self._weights_version = version
+            if self.idle_threads is not None:
+                self.idle_threads.refresh()
             training = self.hf_model.training
             self.hf_model.eval()
             try:
@@ -274,7 +279,7 @@ def transformers_engine(
 ) -> ChatEngine:
     """Hydra factory: an engine over a local transformers checkpoint folder.
 
-    `torch_threads` is set before the model loads (None: torch's default; `idle`: the free cores, llm_backends/budget.py); `memory_mb` is split
+    `torch_threads` is set before the model loads (None: torch's default; `idle`: the free cores, read again before each generation pass, llm_backends/budget.py); `memory_mb` is split
     into the prefix store and the batch cap (`llm_backends.budget`); `kv_cache_mb` (0: no store)
     or `max_batch_tokens`, when given, replace their share of it.
     """
@@ -285,6 +290,7 @@ def transformers_engine(
         max_batch_tokens=max_batch_tokens or batch_positions(memory_mb, kv_position_bytes(model)),
         max_batch_size=max_batch_size, kv_cache_mb=store_mb(memory_mb) if kv_cache_mb is None else kv_cache_mb,
         cache=open_cache(cache, cache_path), weights_path=path,
+        idle_threads=IdleThreads() if torch_threads == IDLE else None,
     )
     engine.knowledge_cutoff = knowledge_cutoff
     return with_microbatching(engine, batch_wait_ms)
