@@ -103,6 +103,7 @@ def test_a_spinning_neighbour_process_takes_a_core_from_the_reading():
         neighbour.wait()
 
 
+@pytest.mark.slow
 def test_torch_threads_idle_gives_the_engine_a_reading_repeated_during_the_run(tiny_root):
     engine = build_engine(engine_config("tiny", ["torch_threads=idle"]))
     assert isinstance(engine.idle_threads, budget.IdleThreads)

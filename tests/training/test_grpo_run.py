@@ -62,6 +62,7 @@ def test_the_weights_changed(short_run):
     assert any(not torch.equal(start[name], trained[name]) for name in start)
 
 
+@pytest.mark.slow
 def test_tool_tokens_get_zero_gradient(short_run):
     _, probes = short_run
     assert probes
@@ -76,6 +77,7 @@ def test_tool_tokens_get_zero_gradient(short_run):
     assert tool_positions > 0 and model_positions > 0
 
 
+@pytest.mark.slow
 def test_sampled_tokens_reach_the_loss_as_sampled(short_run):
     _, probes = short_run
     logps, completion, tool, sampled = probes[0]     # the first micro-batch: the weights that sampled them
@@ -84,6 +86,7 @@ def test_sampled_tokens_reach_the_loss_as_sampled(short_run):
     assert torch.allclose(logps.detach()[model], sampled[model], atol=1e-4)
 
 
+@pytest.mark.slow
 def test_every_component_and_decision_statistic_is_logged(short_run):
     output, _ = short_run
     steps = pd.read_csv(output / "steps.csv")
@@ -96,6 +99,7 @@ def test_every_component_and_decision_statistic_is_logged(short_run):
     assert any((output / "tensorboard").glob("events.out.tfevents.*"))
 
 
+@pytest.mark.slow
 def test_checkpoints_load_with_their_own_fingerprints(short_run):
     output, _ = short_run
     prints = {transformers_engine(str(output / f"checkpoint-{step}" / "policy"), cache=False).fingerprint()
