@@ -25,7 +25,11 @@ news `sentiment`), 0 on a bar without records — what a decision at the close o
 the OHLCV features of every bar the point-in-time view shows, plus a column `<channel>_<field>` per
 record channel asked for (e.g. {"news": "sentiment"} → `news_sentiment`). Every row depends only
 on what a decision at that bar's close could read, so a row is the same whichever later view it
-is computed on.
+is computed on. `universe_view_features(view, instruments, channels)` gives the same frames for a
+whole universe, and `aligned_bar_features` the OHLCV part of instruments on one calendar as one
+[T, N, F] array: both compute the table in one vectorised pass over the panel of instruments
+(rows bars, columns instruments; rolling windows run down each column), bit for bit the values of
+`bar_features` per instrument, at a fraction of the cost of N separate passes.
 
 `Standardiser.fit` takes means and stds from the rows of the train split only (dates in
 [start, end]) and `transform` applies them to any rows, so test features never inform the
@@ -37,8 +41,9 @@ values are passed around a random cycle of the instruments drawn from (seed, dat
 instrument reads another's value of the same day, never its own (point-in-time, and the same in
 training and trading): its own information is gone, the channel's distribution is kept.
 
-The interface (`FEATURE_NAMES`, `bar_features`, `record_feature`, `view_features`,
-`channel_columns`, `Standardiser`, `windows`, `panel`, `cross_section_shuffle`) is shared by every comparator: extend it, do not change it.
+The interface (`FEATURE_NAMES`, `bar_features`, `aligned_bar_features`, `universe_bar_features`,
+`record_feature`, `view_features`, `universe_view_features`, `channel_columns`, `Standardiser`,
+`windows`, `panel`, `cross_section_shuffle`) is shared by every comparator: extend it, do not change it.
 """
 
 from __future__ import annotations
@@ -64,9 +69,10 @@ def _ratio(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
     return numerator / denominator.where(denominator != 0)
 
 
-def bar_features(bars: pd.DataFrame) -> pd.DataFrame:
-    """The `FEATURE_NAMES` columns of every bar of one instrument (module table); NaN where undefined."""
-    o, h, lo, c, v = (bars[name].astype(float) for name in ("open", "high", "low", "close", "volume"))
+def _feature_columns(o, h, lo, c, v) -> dict:
+    """The module table's formulas on one instrument's Series, or on frames (rows bars, columns
+    instruments sharing those bars) for all of them in one pass: every operation acts column by
+    column (rolling windows along the rows), so a frame's column equals its instrument's Series."""
     out = {
         "kmid": _ratio(c - o, o), "klen": _ratio(h - lo, o),
         "kup": _ratio(h - np.maximum(o, c), o), "klow": _ratio(np.minimum(o, c) - lo, o),
@@ -82,8 +88,52 @@ def bar_features(bars: pd.DataFrame) -> pd.DataFrame:
     out["rsv10"] = _ratio(c - low10, high10 - low10)
     for d in (5, 20):
         out[f"vma{d}"] = _ratio(v.rolling(d).mean(), v)
+    return out
+
+
+OHLCV = ("open", "high", "low", "close", "volume")
+
+
+def bar_features(bars: pd.DataFrame) -> pd.DataFrame:
+    """The `FEATURE_NAMES` columns of every bar of one instrument (module table); NaN where undefined."""
+    out = _feature_columns(*(bars[name].astype(float) for name in OHLCV))
     frame = pd.DataFrame(out, index=bars.index)[list(FEATURE_NAMES)]
     return frame.replace([np.inf, -np.inf], np.nan)
+
+
+def aligned_bar_features(bars: Mapping[str, pd.DataFrame]) -> np.ndarray:
+    """[T, N, F] `bar_features` of the N instruments of `bars` (in its order, F = `FEATURE_NAMES`),
+    which must share one index of T bars, computed in one vectorised pass over the panel: value
+    for value (bit for bit) `np.stack([bar_features(b).to_numpy() for b in bars.values()], 1)`."""
+    frames = list(bars.values())
+    index = frames[0].index
+    if any(not frame.index.equals(index) for frame in frames[1:]):
+        raise DataError("aligned_bar_features: the instruments' bars must share one index")
+    fields = [pd.DataFrame(np.column_stack([frame[field].to_numpy(dtype=float) for frame in frames]),
+                           index=index, columns=list(bars)) for field in OHLCV]
+    out = _feature_columns(*fields)
+    values = np.stack([out[name].to_numpy(dtype=float) for name in FEATURE_NAMES], axis=-1)
+    values[np.isinf(values)] = np.nan
+    return values
+
+
+def universe_bar_features(bars: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """{instrument: `bar_features(bars[instrument])`} (equal frames), with one `aligned_bar_features`
+    pass per group of instruments whose bars share an index (one pass for a common calendar)."""
+    groups: list[list[str]] = []
+    for name, frame in bars.items():
+        group = next((g for g in groups if bars[g[0]].index.equals(frame.index)), None)
+        if group is None:
+            groups.append([name])
+        else:
+            group.append(name)
+    frames: dict[str, pd.DataFrame] = {}
+    for group in groups:
+        values = aligned_bar_features({name: bars[name] for name in group})
+        for j, name in enumerate(group):
+            frames[name] = pd.DataFrame(np.ascontiguousarray(values[:, j]), index=bars[name].index,
+                                        columns=list(FEATURE_NAMES))
+    return {name: frames[name] for name in bars}
 
 
 def record_feature(records: pd.DataFrame, index: pd.DatetimeIndex, field: str,
@@ -118,12 +168,20 @@ def channel_columns(channels: Mapping[str, str]) -> list[str]:
 def view_features(view: MarketView, instrument: str, channels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """`bar_features` of every bar of `instrument` in `view`, then one `record_feature` column per
     `channels` entry (channel -> field), from the records the view shows."""
-    bars = view.bars(instrument)
-    frame = bar_features(bars)
+    return universe_view_features(view, [instrument], channels)[instrument]
+
+
+def universe_view_features(view: MarketView, instruments: Sequence[str],
+                           channels: Mapping[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """{instrument: `view_features(view, instrument, channels)`} for every one of `instruments`, the
+    OHLCV part in one pass per calendar (`universe_bar_features`)."""
+    bars = {name: view.bars(name) for name in instruments}
+    frames = universe_bar_features(bars)
     offset = view.cutoff - view.asof
-    for (channel, field), column in zip((channels or {}).items(), channel_columns(channels or {})):
-        frame[column] = record_feature(view.records(channel, instrument), bars.index, field, offset).to_numpy()
-    return frame
+    for name, frame in frames.items():
+        for (channel, field), column in zip((channels or {}).items(), channel_columns(channels or {})):
+            frame[column] = record_feature(view.records(channel, name), bars[name].index, field, offset).to_numpy()
+    return frames
 
 
 @dataclass(frozen=True)
@@ -151,8 +209,14 @@ class Standardiser:
         missing = [n for n in self.names if n not in frame.columns]
         if missing:
             raise DataError(f"Standardiser: feature column(s) {', '.join(missing)} missing")
-        values = (frame[list(self.names)].to_numpy(dtype=float) - np.array(self.mean)) / np.array(self.std)
-        return np.nan_to_num(values, nan=0.0).astype(np.float32)
+        return self.transform_values(frame[list(self.names)].to_numpy(dtype=float))
+
+    def transform_values(self, values: np.ndarray) -> np.ndarray:
+        """The standardised values of an array [..., F] whose last axis is `names`, float32, NaN → 0."""
+        if values.shape[-1] != len(self.names):
+            raise DataError(f"Standardiser: {values.shape[-1]} feature columns, it was fitted on {len(self.names)}")
+        scaled = (values - np.array(self.mean)) / np.array(self.std)
+        return np.nan_to_num(scaled, nan=0.0).astype(np.float32)
 
     def to_dict(self) -> dict:
         """Plain JSON values (for a checkpoint's config)."""

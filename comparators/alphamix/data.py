@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from comparators.features import Standardiser, channel_columns, cross_section_shuffle, panel, view_features
+from comparators.features import Standardiser, channel_columns, cross_section_shuffle, panel, universe_view_features
 from core.errors import ConfigError, DataError
 from market.view import MarketView
 
@@ -54,7 +54,7 @@ class FeatureSpec:
 
 def feature_frames(view: MarketView, instruments: Sequence[str], spec: FeatureSpec) -> dict[str, pd.DataFrame]:
     """Per instrument, its unscaled feature rows for every bar of `view`, the control's columns shuffled."""
-    frames = {name: view_features(view, name, spec.channels) for name in instruments}
+    frames = universe_view_features(view, instruments, spec.channels)
     for column in spec.shuffled:
         table = pd.DataFrame({name: frame[column] for name, frame in frames.items()})
         mixed = cross_section_shuffle(table, spec.shuffle_seed)

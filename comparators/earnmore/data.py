@@ -1,8 +1,8 @@
 """EarnMore's inputs from a point-in-time view: per-stock feature tables and the panel of windows.
 
-`universe_features` reads `comparators.features.view_features` for every stock of the universe
-(OHLCV features plus the record channels asked for, e.g. {"news": "sentiment"}, the synthetic
-market's informative channel) and, for the control (`shuffle_seed` set), passes each channel
+`universe_features` reads `comparators.features.universe_view_features` (each stock's
+`view_features`: OHLCV features plus the record channels asked for, e.g. {"news": "sentiment"},
+the synthetic market's informative channel) and, for the control (`shuffle_seed` set), passes each channel
 column around a random cycle of the stocks at every date (`cross_section_shuffle`): the channel
 keeps its distribution and loses each stock's own information, in training and trading alike.
 
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from comparators.features import Standardiser, channel_columns, cross_section_shuffle, panel, view_features
+from comparators.features import Standardiser, channel_columns, cross_section_shuffle, panel, universe_view_features
 from core.errors import DataError
 from market.view import MarketView
 
@@ -27,7 +27,7 @@ def universe_features(view: MarketView, tickers: Sequence[str], channels: Mappin
                       shuffle_seed: int | None = None) -> dict[str, pd.DataFrame]:
     """Feature table per ticker (rows: the view's bars), channel columns shuffled across tickers
     per date when `shuffle_seed` is set (module docstring)."""
-    frames = {ticker: view_features(view, ticker, channels) for ticker in tickers}
+    frames = universe_view_features(view, tickers, channels)
     if shuffle_seed is None:
         return frames
     for column in channel_columns(channels):

@@ -7,8 +7,8 @@ seeded by (seed, date), so a resumed run draws the same), then pro-rata scaling 
 
 The checkpoint (`comparators.checkpoint`) holds the policy's weights only (actors and signal
 network, or the central policy: never a critic) and the config that rebuilds it: the
-`MassaConfig`, the universe in order, the observation and context widths, the input scaling and
-the last date training saw.
+`MassaConfig`, the universe in order, the observation and context widths, the input scaling, the
+last date training saw and how the signal bounds its log σ (`SIGNAL_LOG_STD`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from comparators.massa.inputs import InputScaling
 from comparators.massa.learner import Policy
 from comparators.massa.observations import PortfolioMemory, observe
 from comparators.massa.orders import Orders, scale_orders
+from core.errors import DataError
 from market.portfolio import PortfolioState
+
+SIGNAL_LOG_STD = "tanh"
+"""How the signal network bounds log σ (`networks.bounded_log_std`), written into each checkpoint's
+config: a checkpoint whose learned signal was trained under a clamp (without this key) is refused."""
 
 
 def build_policy(config: dict) -> Policy:
@@ -40,7 +45,7 @@ def policy_config(massa: MassaConfig, instruments: tuple[str, ...], observation:
     """The checkpoint config of a policy (module docstring)."""
     return {"massa": massa.model_dump(), "instruments": list(instruments), "agents": len(instruments),
             "observation": observation, "context": context, "scaling": scaling.to_dict(),
-            "seen_until": str(seen_until.date())}
+            "seen_until": str(seen_until.date()), "signal_log_std": SIGNAL_LOG_STD}
 
 
 @dataclass
@@ -80,6 +85,9 @@ class MassaAgent:
 
 
 def load_agent(folder: str | Path) -> tuple[Checkpoint, InputScaling]:
-    """The checkpoint in `folder` and its input scaling."""
+    """The checkpoint in `folder` and its input scaling; a learned signal trained under a clamp is refused."""
     checkpoint = load_checkpoint(folder, build_policy)
+    if checkpoint.model.config.signal == "learned" and checkpoint.config.get("signal_log_std") != SIGNAL_LOG_STD:
+        raise DataError(f"{folder}: its signal network was trained with log σ clamped; the executed network bounds "
+                        f"it by {SIGNAL_LOG_STD} (networks.bounded_log_std): retrain it (python -m comparators.massa.train)")
     return checkpoint, InputScaling.from_dict(checkpoint.config["scaling"])

@@ -1,7 +1,8 @@
 """MASSA's inputs from a point-in-time `MarketView`: per-asset feature windows and the market context.
 
 - Asset windows: the shared comparator features (`comparators.features.bar_features`, the
-  Alpha158-style OHLCV table), standardised with the training window's statistics, the last
+  Alpha158-style OHLCV table, computed for the whole universe in one vectorised pass by
+  `aligned_bar_features`), standardised with the training window's statistics, the last
   `window` rows of each bar flattened to one vector per asset ([T, N, window·17]).
 - Market context: `observations.market_context` of the universe's closes, standardised the same way.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from comparators.features import Standardiser, bar_features, windows
+from comparators.features import FEATURE_NAMES, Standardiser, aligned_bar_features, universe_bar_features, windows
 from comparators.massa.env import Market
 from comparators.massa.observations import market_context
 from core.errors import DataError
@@ -44,7 +45,7 @@ class InputScaling:
     @classmethod
     def fit(cls, bars: dict[str, pd.DataFrame], start: pd.Timestamp, end: pd.Timestamp, window: int) -> InputScaling:
         """Means and stds over the bars dated in [start, end] (the training window) only."""
-        features = Standardiser.fit([bar_features(frame) for frame in bars.values()], start, end)
+        features = Standardiser.fit(list(universe_bar_features(bars).values()), start, end)
         return cls(window, features, Standardiser.fit([market_context(closes(bars))], start, end))
 
     def to_dict(self) -> dict:
@@ -56,9 +57,15 @@ class InputScaling:
                    Standardiser.from_dict(values["context"]))
 
     def asset_windows(self, bars: dict[str, pd.DataFrame]) -> np.ndarray:
-        """[T, N, window·F] standardised windows on every bar of `bars` (aligned frames)."""
-        stacked = [windows(self.features.transform(bar_features(frame)), self.window) for frame in bars.values()]
-        return np.stack([s.reshape(len(s), -1) for s in stacked], axis=1)
+        """[T, N, window·F] standardised windows on every bar of `bars` (aligned frames): asset i's
+        vector is its rows t−window+1 .. t (oldest first, zeros before the first bar), row by row."""
+        if self.features.names != FEATURE_NAMES:
+            raise DataError(f"massa: the input scaling has features {', '.join(self.features.names)}, "
+                            f"not the shared table's {', '.join(FEATURE_NAMES)}")
+        values = self.features.transform_values(aligned_bar_features(bars))
+        t, n, f = values.shape
+        stacked = windows(values.reshape(t, n * f), self.window).reshape(t, self.window, n, f)
+        return np.ascontiguousarray(stacked.transpose(0, 2, 1, 3)).reshape(t, n, self.window * f)
 
     def market(self, bars: dict[str, pd.DataFrame]) -> np.ndarray:
         return self.context.transform(market_context(closes(bars)))

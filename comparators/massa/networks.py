@@ -9,7 +9,8 @@ public context width, D the signal width.
 - `Actors`: agent i's deterministic actor a_i = m · tanh(f_i([o_i, φ_i])), its own weights, its
   own observation o_i and signal φ_i only (m = `max_step`, the largest weight change per bar).
 - `SignalNetwork`: the public context c → a Gaussian signal per agent, φ_i = μ_i(c) + σ_i(c)·ε,
-  ε ~ N(0, I) (reparameterised, so gradients reach the signal network through the actors);
+  ε ~ N(0, I) (reparameterised, so gradients reach the signal network through the actors),
+  log σ bounded smoothly to (−5, 2) by a + b·tanh (`bounded_log_std`);
   log p(φ|c) = Σ_i Σ_d [−(ε_{i,d})²/2 − log σ_{i,d} − ½ log 2π], whose negative is the entropy
   term of the signal loss. Executed with φ = μ(c) (the mode).
 - `ConstantSignal`: a learned vector per agent that ignores the context (a control).
@@ -29,7 +30,20 @@ import torch
 from torch import nn
 
 LOG_STD_RANGE = (-5.0, 2.0)
-"""Bounds on the signal's log σ (SAC's clamp): keeps log p finite and the signal from exploding."""
+"""(lo, hi), the open range of the signal's log σ = a + b·tanh(z), a = (hi + lo)/2, b = (hi − lo)/2
+(`bounded_log_std`): keeps log p finite and the signal from exploding."""
+
+
+def bounded_log_std(raw: torch.Tensor) -> torch.Tensor:
+    """log σ = a + b·tanh(z) ∈ (lo, hi) of `LOG_STD_RANGE`, with a gradient b·(1 − tanh²z) > 0 everywhere.
+
+    The bounds and the squashing are CleanRL's SAC actor (cleanrl/sac_continuous_action.py:
+    LOG_STD_MIN + ½(LOG_STD_MAX − LOG_STD_MIN)(tanh z + 1), the same as a + b·tanh z, with −5 and 2);
+    Stable-Baselines3's SAC actor clamps instead, and a clamp passes no gradient to z outside the
+    range. z = 0 gives log σ = a = −1.5 (σ ≈ 0.22).
+    """
+    lo, hi = LOG_STD_RANGE
+    return 0.5 * (hi + lo) + 0.5 * (hi - lo) * torch.tanh(raw)
 
 
 class StackedLinear(nn.Module):
@@ -90,7 +104,7 @@ class SignalNetwork(nn.Module):
     def _moments(self, context: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.body(context)
         shape = (context.shape[0], self.agents, self.signal)
-        log_std = self.log_std(h).clamp(*LOG_STD_RANGE)
+        log_std = bounded_log_std(self.log_std(h))
         return self.mean(h).view(shape), log_std.view(shape)
 
     def sample(self, context: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from core.errors import ConfigError, exit_on_user_error
 from harness.run_directory import Run, load_run
+from metrics.episodes import AVERAGE_TICKER
 from metrics.paired import holm
 from metrics.returns import daily_returns, portfolio_returns, seed_portfolio_returns
 from metrics.significance import paired_row
@@ -44,7 +45,8 @@ def rows_table(run: Run) -> pd.DataFrame:
     """Per framework: seeds, each metric as mean ± std over seeds, and the execution facts of MASSA rows."""
     facts = run.info.get("framework_facts", {})
     table = {}
-    for framework, group in run.metrics.groupby("framework", sort=False):
+    episodes = run.metrics[run.metrics["ticker"] != AVERAGE_TICKER]  # one row per seed, not the average row too
+    for framework, group in episodes.groupby("framework", sort=False):
         row = {"seeds": str(len(group))}
         for metric in METRICS:
             if metric in group:

@@ -13,11 +13,14 @@ from comparators.checkpoint import fingerprint, load_checkpoint, save_checkpoint
 from comparators.features import (
     FEATURE_NAMES,
     Standardiser,
+    aligned_bar_features,
     bar_features,
     channel_columns,
     cross_section_shuffle,
     panel,
     record_feature,
+    universe_bar_features,
+    universe_view_features,
     view_features,
     windows,
 )
@@ -50,6 +53,51 @@ def test_bar_features_match_their_formulas_and_are_causal():
     changed = bars.copy()
     changed.iloc[t + 1:] *= 3.0
     pd.testing.assert_frame_equal(bar_features(changed).iloc[:t + 1], features.iloc[:t + 1])
+
+
+def _awkward_universe() -> dict[str, pd.DataFrame]:
+    """Five instruments with what the formulas must survive: zero volume, flat bars (h = l, so
+    rsv10's denominator is 0), a zero open, and two calendars (one instrument misses three bars)."""
+    bars = {f"S{i}": _bars(60, seed=i) for i in range(5)}
+    bars["S1"].iloc[10:15, bars["S1"].columns.get_loc("volume")] = 0.0
+    bars["S2"].iloc[20:35, :4] = 50.0
+    bars["S3"].iloc[5, bars["S3"].columns.get_loc("open")] = 0.0
+    bars["S4"] = bars["S4"].drop(bars["S4"].index[30:33])
+    return bars
+
+
+def test_the_vectorised_features_equal_the_per_instrument_ones_bit_for_bit():
+    bars = _awkward_universe()
+    each = {name: bar_features(frame) for name, frame in bars.items()}
+    together = universe_bar_features(bars)
+    assert list(together) == list(bars)
+    for name in bars:
+        pd.testing.assert_frame_equal(together[name], each[name], check_exact=True)
+    aligned = {name: bars[name] for name in ("S0", "S1", "S2", "S3")}
+    np.testing.assert_array_equal(aligned_bar_features(aligned),
+                                  np.stack([each[name].to_numpy() for name in aligned], axis=1))
+    assert np.isnan(each["S2"]["rsv10"].iloc[34]) and np.isnan(each["S1"]["vma5"].iloc[12])
+    with pytest.raises(DataError, match="share one index"):
+        aligned_bar_features(bars)
+
+
+def test_universe_view_features_equal_view_features_and_are_point_in_time():
+    from market.synthetic import generate_market
+    from market.view import MarketView
+
+    names, channels = ["ALFA", "BRVO", "CHRL"], {"news": "sentiment"}
+    data = generate_market(tickers=names, days=80, seed=0, channels={"news": {"snr": 1.0}})
+    dates = data.bars["ALFA"].index
+    early = universe_view_features(MarketView(data, dates[40]), names, channels)
+    for name, frame in early.items():
+        pd.testing.assert_frame_equal(frame, view_features(MarketView(data, dates[40]), name, channels), check_exact=True)
+    before = universe_view_features(MarketView(data, dates[-1]), names, channels)
+    for frame in data.bars.values():
+        frame.iloc[41:, :4] *= np.linspace(1.5, 0.5, len(frame) - 41)[:, None]  # every price after dates[40] moved
+    after = universe_view_features(MarketView(data, dates[-1]), names, channels)
+    for name in names:
+        pd.testing.assert_frame_equal(after[name].iloc[:41], early[name], check_exact=True)
+        assert not after[name].iloc[41:].equals(before[name].iloc[41:])
 
 
 def test_standardiser_uses_train_rows_only():

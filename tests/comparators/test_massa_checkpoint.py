@@ -45,3 +45,18 @@ def test_another_variants_weights_do_not_load_into_the_config(tmp_path):
 def test_a_missing_checkpoint_is_one_line(tmp_path):
     with pytest.raises(MissingFileError, match="no checkpoint folder"):
         load_agent(tmp_path / "absent")
+
+
+@pytest.mark.parametrize("variant, refused", [("massa", True), ("no_signal", False)])
+def test_a_learned_signal_trained_under_the_clamp_is_refused(tmp_path, variant, refused):
+    """A checkpoint whose config lacks `signal_log_std` (its signal's log σ was clamped in training)."""
+    write_checkpoint(tmp_path / "policy", variant)
+    config_file = tmp_path / "policy" / "config.json"
+    config = json.loads(config_file.read_text())
+    del config["signal_log_std"]
+    config_file.write_text(json.dumps(config))
+    if refused:
+        with pytest.raises(DataError, match="trained with log σ clamped"):
+            load_agent(tmp_path / "policy")
+    else:
+        assert load_agent(tmp_path / "policy")[0].config["massa"]["variant"] == "no_signal"

@@ -10,7 +10,7 @@ from torch import nn
 
 from comparators.massa.config import MassaConfig
 from comparators.massa.learner import Learner, ReplayBuffer
-from comparators.massa.networks import Actors, SignalNetwork, StackedLinear
+from comparators.massa.networks import LOG_STD_RANGE, Actors, SignalNetwork, StackedLinear, bounded_log_std
 
 B, N, F, C, D = 5, 3, 4, 6, 2
 
@@ -47,6 +47,26 @@ def test_the_signal_is_reparameterised_gradients_reach_the_network_through_the_s
     signal, _ = net.sample(torch.randn(B, C))
     signal.pow(2).sum().backward()
     assert net.mean.weight.grad.abs().sum() > 0 and net.log_std.weight.grad.abs().sum() > 0
+
+
+def test_log_sigma_is_bounded_by_a_plus_b_tanh_and_keeps_a_gradient_beyond_the_old_clamp():
+    """log σ = −1.5 + 3.5·tanh(z) ∈ (−5, 2); at z = 3 (a clamp to (−5, 2) would have held log σ at 2
+    with no gradient) log σ is below 2 and its gradient is 3.5·(1 − tanh²3) > 0."""
+    lo, hi = LOG_STD_RANGE
+    z = torch.tensor([-3.0, 0.0, 3.0], requires_grad=True)
+    log_std = bounded_log_std(z)
+    torch.testing.assert_close(log_std, -1.5 + 3.5 * torch.tanh(z.detach()))
+    assert lo < log_std.min().item() and log_std.max().item() < hi
+    log_std.sum().backward()
+    torch.testing.assert_close(z.grad, 3.5 * (1 - torch.tanh(z.detach()) ** 2))
+    assert z.grad[2].item() > 0.03
+    torch.manual_seed(0)
+    net = SignalNetwork(C, N, D, hidden=8)
+    with torch.no_grad():
+        net.log_std.bias.fill_(3.0)  # every raw log σ far beyond the clamp's bound
+    _, log_prob = net.sample(torch.randn(B, C), torch.Generator().manual_seed(1))
+    log_prob.sum().backward()
+    assert net.log_std.bias.grad.abs().min().item() > 0
 
 
 def test_minus_the_mean_log_density_estimates_the_gaussian_entropy():

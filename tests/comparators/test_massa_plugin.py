@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from massa_fixtures import DATES, MARKET, SEEN_UNTIL, UNIVERSE, scaling, write_checkpoint
 
+from comparators.features import bar_features, windows
 from comparators.massa.evaluate import evaluate_checkpoint
-from comparators.massa.inputs import decision_row, window_market
+from comparators.massa.inputs import decision_row, view_bars, window_market
 from core.errors import ConfigError
 from frameworks.massa import MassaFramework, mean_pairwise_correlation
 from harness.decision_checks import CASH
@@ -112,6 +113,14 @@ def test_a_decision_row_from_the_trailing_bars_equals_the_row_of_the_whole_histo
     windows, context = decision_row(MarketView(MARKET, date), UNIVERSE, fitted)
     np.testing.assert_allclose(windows, whole.windows[-1], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(context, whole.context[-1], rtol=1e-6, atol=1e-6)
+
+
+def test_the_asset_windows_are_each_assets_standardised_windows_bit_for_bit():
+    """The one vectorised pass over the universe gives what a pass per asset gives."""
+    fitted = scaling(3)
+    bars = view_bars(MarketView(MARKET, DATES[150]), UNIVERSE)
+    each = [windows(fitted.features.transform(bar_features(frame)), 3) for frame in bars.values()]
+    np.testing.assert_array_equal(fitted.asset_windows(bars), np.stack([w.reshape(len(w), -1) for w in each], axis=1))
 
 
 def test_the_action_correlation_is_the_mean_off_diagonal_pearson_correlation():

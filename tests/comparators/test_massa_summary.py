@@ -28,8 +28,9 @@ def fake_run() -> Run:
             values = curve(10 * seed + int(drift * 1e4), drift)
             equity.append(pd.DataFrame({"date": DAYS, "framework": framework, "ticker": "UNIVERSE", "seed": seed,
                                         "equity": values}))
-            metrics.append({"framework": framework, "ticker": "UNIVERSE", "seed": seed,
-                            "TR": values[-1] / values[0] - 1, "SR_ann": 1.0 + seed, "MDD": 0.1, "Turnover": 2.0, "HHI": 0.2})
+            for ticker in ("UNIVERSE", "AVG"):  # the runner's metrics.csv repeats each episode as its average row
+                metrics.append({"framework": framework, "ticker": ticker, "seed": seed, "TR": values[-1] / values[0] - 1,
+                                "SR_ann": 1.0 + seed, "MDD": 0.1, "Turnover": 2.0, "HHI": 0.2})
     info = {"framework_facts": {"MASSA": {"seeds": {"0": {"scaled_share": 0.5, "mean_buy_scale": 0.8, "action_correlation": 0.1},
                                                     "1": {"scaled_share": 0.7, "mean_buy_scale": 0.6, "action_correlation": 0.3}}}}}
     empty = pd.DataFrame()
