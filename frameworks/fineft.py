@@ -1,8 +1,10 @@
 """FineFT as a futures-task framework: one trained checkpoint per seed, decided bar by bar.
 
 At the close of a bar that closes a decision step (`comparators.fineft.steps`; HOLD on the other
-bars): the state of the last `comparators.fineft.state.LOOKBACK` steps of the point-in-time view,
-standardised with the checkpoint's training statistics; the previous target =
+bars, decided from the bar's stamp alone): the state of the last `comparators.fineft.state.LOOKBACK`
+steps of the point-in-time view (`comparators.fineft.view_state`: computed once per bar for every
+seed that steps the same way, kept under a digest of the bars it read), standardised with the
+checkpoint's training statistics; the previous target =
 the grid leverage nearest to the account's signed leverage q·close/equity (after a liquidation:
 flat); then the checkpoint's routing (`routing`: `vae` — FineFT, the VAEs route to a learner or
 the conservative policy; `dynamics` — the VAEs' best-matching learner, never conservative;
@@ -24,8 +26,8 @@ import pandas as pd
 from comparators.fineft.checkpoint_io import FineFTCheckpoint
 from comparators.fineft.positions import nearest_position
 from comparators.fineft.router import Routing
-from comparators.fineft.state import LOOKBACK, state_table
-from comparators.fineft.steps import is_step_close, step_bars, step_length
+from comparators.fineft.steps import is_step_close
+from comparators.fineft.view_state import ViewStates
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
@@ -48,6 +50,7 @@ class FineFT(TradingFramework):
         self.routing: Routing = routing
         self.paths = seed_paths(checkpoints, "fineft.checkpoints")
         self.loaded = {seed: FineFTCheckpoint.load(path) for seed, path in self.paths.items()}
+        self.states = ViewStates()
 
     def fingerprint(self) -> str:
         """SHA-256 over the routing and each seed's checkpoint fingerprint (weights and config)."""
@@ -60,11 +63,6 @@ class FineFT(TradingFramework):
                                                                "wall_s": c.facts.get("wall_s")}
                                                    for seed, c in sorted(self.loaded.items())}}
 
-    @staticmethod
-    def _per_step(context: DecisionContext, minutes: int) -> int:
-        """Bars per decision step, from the last two bars of the view."""
-        return step_length(context.view.bars(context.ticker, lookback=2), minutes)
-
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         return [self._decide(context) for context in batch]
 
@@ -72,14 +70,13 @@ class FineFT(TradingFramework):
         require_seed(context.seed, self.loaded, "fineft.checkpoints")
         checkpoint = self.loaded[context.seed]
         minutes = checkpoint.config["step_minutes"]
-        if not is_step_close(pd.Timestamp(context.date), minutes)[0]:
+        if not is_step_close(pd.Timestamp(context.date), minutes):
             return Decision(action=Action.HOLD)
-        recent = context.view.bars(context.ticker, lookback=2 + (LOOKBACK + 1) * max(1, self._per_step(context, minutes)))
-        steps = step_bars(recent, minutes)
-        if len(steps) < LOOKBACK or steps.index[-1] != pd.Timestamp(context.date):
+        state = self.states.state(context.view, context.ticker, minutes, checkpoint.config["funding_hours"])
+        if state is None:
             return Decision(target=0.0, trace=Trace(extra={"route": "warm-up"}))
         model = checkpoint.model
-        x = checkpoint.standardiser.transform(state_table(steps, checkpoint.config["funding_hours"]).iloc[[-1]])
+        x = checkpoint.standardiser.transform(state)
         portfolio = context.portfolio
         equity = portfolio.equity if portfolio is not None else 0.0
         leverage = portfolio.exposure if portfolio is not None and equity > 0 else 0.0

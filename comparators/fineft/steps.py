@@ -28,9 +28,12 @@ def step_length(bars: pd.DataFrame, step_minutes: int) -> int:
 
 
 def is_step_close(stamp: pd.Timestamp | pd.DatetimeIndex, step_minutes: int):
-    """True where a bar stamp closes a step (a multiple of `step_minutes` since midnight UTC)."""
-    return pd.DatetimeIndex([stamp] if isinstance(stamp, pd.Timestamp) else stamp).as_unit("ns").asi8 \
-        % pd.Timedelta(minutes=step_minutes).value == 0
+    """True where a bar stamp closes a step (a multiple of `step_minutes` since midnight UTC): one bool
+    for a stamp (from its nanoseconds since the epoch, UTC), a boolean array for an index."""
+    step = pd.Timedelta(minutes=step_minutes).value
+    if isinstance(stamp, pd.Timestamp):
+        return stamp.value % step == 0
+    return stamp.as_unit("ns").asi8 % step == 0
 
 
 def step_bars(bars: pd.DataFrame, step_minutes: int) -> pd.DataFrame:
