@@ -8,9 +8,10 @@ framework's fingerprint and its journaled decisions are made afresh.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 from string import Template
+
+from core.prompt_files import prompts_digest
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 
@@ -28,10 +29,7 @@ def render(name: str, **fields: str) -> str:
 
 def templates_digest() -> str:
     """SHA-256 over every template file's name and text."""
-    digest = hashlib.sha256()
-    for path in sorted(PROMPTS.glob("*.md"), key=lambda p: p.name):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return prompts_digest(PROMPTS)
 
 
 def system_prompt(persona: str) -> str:

@@ -11,8 +11,6 @@ and the settings.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from configs import require_composed
@@ -22,6 +20,7 @@ from finagent.prompting import templates_digest
 from finagent.retrieval import BM25Retriever, EmbeddingRetriever, Retriever
 from finagent.settings import FinAgentSettings
 from frameworks.base import TradingFramework
+from frameworks.llm_fingerprint import llm_fingerprint
 from llm_backends.build import LLM_GROUP, build_engine
 from llm_backends.grammar import json_schema_grammar
 from market.decision import Decision, DecisionContext
@@ -60,9 +59,7 @@ class FinAgent(TradingFramework):
 
     def fingerprint(self) -> str:
         """SHA-256 over the engine's fingerprint, the prompt templates, the answer grammars and the settings."""
-        facts = {"engine": self.engine.fingerprint(), "prompts": templates_digest(), "grammars": self.grammars(),
-                 "settings": self.settings.model_dump(mode="json")}
-        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+        return llm_fingerprint(self.engine, templates_digest(), self.grammars(), self.settings)
 
     def decision_timeout_s(self) -> float | None:
         return REMOTE_DECISION_TIMEOUT_S if self.engine.remote else None

@@ -16,8 +16,6 @@ bars with scaled-down orders and the mean pairwise correlation of the agents' ac
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from typing import Any, ClassVar
 
@@ -25,6 +23,7 @@ import numpy as np
 
 from configs import require_composed
 from frameworks.base import TradingFramework
+from frameworks.llm_fingerprint import llm_fingerprint
 from frameworks.massa import mean_pairwise_correlation
 from llm_backends.build import LLM_GROUP, build_engine
 from market.decision import Decision, DecisionContext
@@ -65,9 +64,7 @@ class MassaLLM(TradingFramework):
 
     def fingerprint(self) -> str:
         """SHA-256 over the engine's fingerprint, the prompt templates, the answer grammars and the settings."""
-        facts = {"engine": self.engine.fingerprint(), "prompts": templates_digest(), "grammars": self.grammars(),
-                 "settings": self.settings.model_dump(mode="json")}
-        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+        return llm_fingerprint(self.engine, templates_digest(), self.grammars(), self.settings)
 
     def decision_timeout_s(self) -> float | None:
         return REMOTE_DECISION_TIMEOUT_S if self.engine.remote else None

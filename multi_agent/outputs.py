@@ -146,7 +146,7 @@ class Parsed(NamedTuple):
     failure: str | None = None
 
 
-def _json_objects(text: str):
+def json_objects(text: str):
     """Every JSON object embedded in `text`, in order."""
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
@@ -180,7 +180,7 @@ def parse_output(text: str, schema: type[RatedOutput]) -> Parsed:
     """Read `schema` from a model's answer: JSON first, then the rating a cut-off JSON answer
     opens with, then a rating in free text."""
     problems = []
-    for candidate in _json_objects(text):
+    for candidate in json_objects(text):
         try:
             return Parsed(schema.model_validate(candidate), "json")
         except ValidationError as error:

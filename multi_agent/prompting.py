@@ -11,30 +11,22 @@ instruction they read last far better than one before a long context.
 
 from __future__ import annotations
 
-import hashlib
-from functools import cache
-from importlib import resources
-
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from core.prompt_files import package_prompts, prompts_digest, read_template
 from multi_agent.state import DebateState, Turn, ordered_reports
 
-PROMPTS = resources.files("multi_agent") / "prompts"
+PROMPTS = package_prompts("multi_agent")
 
 
-@cache
 def template(role: str) -> str:
     """The text of `prompts/<role>.md`."""
-    return (PROMPTS / f"{role}.md").read_text(encoding="utf-8").strip()
+    return read_template(PROMPTS, role)
 
 
 def templates_digest() -> str:
     """SHA-256 over every template file's name and text: what the prompts depend on."""
-    digest = hashlib.sha256()
-    for path in sorted(PROMPTS.iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".md"):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return prompts_digest(PROMPTS)
 
 
 def role_messages(role: str, state: DebateState, parts: list[str], instructions: str) -> list[BaseMessage]:

@@ -16,9 +16,10 @@ hold for an agent whose answer is unreadable.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, NamedTuple
+
+from multi_agent.outputs import json_objects
 
 SIGNALS = ("reduce", "neutral", "increase")
 NEUTRAL = "neutral"
@@ -52,18 +53,6 @@ class Read(NamedTuple):
     value: Any
     how: str
     failure: str | None = None
-
-
-def json_objects(text: str):
-    """Every JSON object embedded in `text`, in order."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            yield value
 
 
 def label(value: Any, labels: tuple[str, ...]) -> str | None:

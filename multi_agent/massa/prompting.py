@@ -11,32 +11,24 @@ instructions (small models follow the instruction they read last best):
 
 from __future__ import annotations
 
-import hashlib
-from functools import cache
-from importlib import resources
-
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from core.prompt_files import package_prompts, prompts_digest, read_template
 from multi_agent.massa.answers import NOTCHES, SIGNALS
 from multi_agent.massa.observations import AssetView, PublicContext
 
-PROMPTS = resources.files("multi_agent.massa") / "prompts"
+PROMPTS = package_prompts("multi_agent.massa")
 COORDINATOR, AGENT = "coordinator", "asset_agent"
 
 
-@cache
 def template(role: str) -> str:
     """The text of `prompts/<role>.md`."""
-    return (PROMPTS / f"{role}.md").read_text(encoding="utf-8").strip()
+    return read_template(PROMPTS, role)
 
 
 def templates_digest() -> str:
-    """SHA-256 over every template file's name and text."""
-    digest = hashlib.sha256()
-    for path in sorted(PROMPTS.iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".md"):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """SHA-256 over every template file's name and text: what the prompts depend on."""
+    return prompts_digest(PROMPTS)
 
 
 def pct(fraction: float) -> str:
