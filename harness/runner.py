@@ -452,8 +452,9 @@ class EpisodeRunner:
         wall_s = (time.perf_counter() - started) / max(len(contexts), 1)
         key = result.journal_keys[entry.name]
         entries, payloads = [], []
+        forms: dict[int, tuple[str | None, str | None]] = {}
         for context, output in zip(contexts, outputs):
-            decision, payload, failure = self._checked(entry, context, output)
+            decision, payload, failure = self._checked(entry, context, output, forms)
             entries.append(JournalEntry(framework=entry.name, key=key, ticker=context.ticker, date=context.date,
                                         seed=context.seed, decision=decision, wall_s=wall_s, failure=failure))
             payloads.append(payload)
@@ -487,15 +488,22 @@ class EpisodeRunner:
             return [Failure(FailureKind.RAISED, f"{type(error).__name__}: {error}")]
         return list(decisions)
 
-    def _checked(self, entry: FrameworkEntry, context: DecisionContext,
-                 output: object) -> tuple[Decision, str | None, Failure | None]:
+    def _checked(self, entry: FrameworkEntry, context: DecisionContext, output: object,
+                 forms: dict[int, tuple[str | None, str | None]]) -> tuple[Decision, str | None, Failure | None]:
         """The decision to journal and execute for `output`, its JSON text when its check made it (None for a
         fallback), and its failure: a failed call or an invalid decision gets the fallback, a decision whose
-        trace reports an error is kept as the framework's own fallback."""
+        trace reports an error is kept as the framework's own fallback.
+
+        `forms` holds the batch's `stored_form` results by object id: a framework may return one decision
+        object for many contexts of a batch (the rules do), and the batch's outputs stay alive while it is
+        checked, so an id names one object; the form depends on the object and the task's config only."""
         if isinstance(output, Failure):
             kind, problem = output.kind, output.message
         else:
-            payload, problem = stored_form(output, self.task.config)
+            form = forms.get(id(output))
+            if form is None:
+                form = forms[id(output)] = stored_form(output, self.task.config)
+            payload, problem = form
             if problem is None:
                 problem = self.task.scope_problem(output, self._episodes[context.ticker], context.date)
             if problem is None and output.trace.error is None:

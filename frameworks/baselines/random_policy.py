@@ -11,6 +11,7 @@ import hashlib
 import numpy as np
 
 from frameworks.base import TradingFramework
+from frameworks.baselines.shared_decisions import shared_decisions
 from market.decision import Action, Decision, DecisionContext
 
 
@@ -29,9 +30,8 @@ class RandomPolicy(TradingFramework):
         self.p_buy, self.p_sell = p_buy, p_sell
 
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
-        decisions = []
+        actions = []
         for ctx in batch:
             u = context_rng(ctx.seed, ctx.ticker, ctx.date).random()
-            action = Action.BUY if u < self.p_buy else Action.SELL if u < self.p_buy + self.p_sell else Action.HOLD
-            decisions.append(Decision(action=action))
-        return decisions
+            actions.append(Action.BUY if u < self.p_buy else Action.SELL if u < self.p_buy + self.p_sell else Action.HOLD)
+        return shared_decisions(actions)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from frameworks.base import TradingFramework
+from frameworks.baselines.shared_decisions import shared_decisions
 from market.decision import Action, Decision, DecisionContext
 
 STARTUP_TOLERANCE = 1e-4
@@ -80,4 +81,4 @@ class SignalRule(TradingFramework):
             for i, position in zip(rows, signals.index.get_indexer([batch[i].date for i in rows])):
                 if position >= 0:
                     actions[i] = values[position]
-        return [Decision(action=action) for action in actions]
+        return shared_decisions(actions)

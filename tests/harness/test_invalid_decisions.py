@@ -144,3 +144,28 @@ def test_on_the_command_line_a_bad_plugin_is_counted_and_every_rerun_works(tmp_p
     assert "7 journaled failed decisions are decided again" in done.stderr
     facts = json.loads((tmp_path / "run.json").read_text())
     assert (facts["decisions_failed"], facts["failures_retried"]) == (7, 7)
+
+
+class SharedObject(Returns):
+    """One decision object returned for every context of a batch (as the rules do: `shared_decisions`)."""
+
+    def decide(self, batch):
+        shared = self.make()
+        return [shared for _ in batch]
+
+
+def test_one_object_for_a_whole_batch_is_checked_once_and_judged_for_every_context(journaled):
+    invalid = journaled({"shared": SharedObject(lambda: Decision.model_construct(
+        action=Action.BUY, target=0.5, confidence=None, trace=Trace()))})
+    assert invalid.failed == 10 and {e.failure.kind for e in invalid.decisions} == {FailureKind.INVALID}
+    assert day(invalid, "shared", 7).failure.message.startswith(f"shared AAA {on(DAYS[7])} seed 0: a target (0.5)")
+    valid = journaled({"buyer": SharedObject(lambda: Decision(action=Action.BUY))})
+    assert valid.failed == 0 and [e.decision.action for e in valid.decisions] == [Action.BUY] * 10
+
+
+def test_shared_decisions_make_one_object_per_action():
+    from frameworks.baselines.shared_decisions import shared_decisions
+
+    made = shared_decisions([Action.BUY, Action.HOLD, Action.BUY, Action.SELL, Action.HOLD])
+    assert [d.action for d in made] == [Action.BUY, Action.HOLD, Action.BUY, Action.SELL, Action.HOLD]
+    assert made[0] is made[2] and made[1] is made[4] and len({id(d) for d in made}) == 3
