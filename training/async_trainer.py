@@ -109,7 +109,7 @@ def async_grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: Tra
     samples = AsyncRollouts(worker_setup(config, protocol, data, prompts, start, seed), SharedWeights(model),
                             output_dir, informative_tool=config.informative_tool,
                             trajectory_filter=config.trajectory_filter, resume_step=checkpoint_step(resume))
-    functions, reward_weights = reward_functions(reward, token_counter(tokenizer))
+    functions, reward_weights = reward_functions(reward, token_counter(tokenizer), config.result_reward, seed)
     return AsyncAgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, reward_weights, seed),
         train_dataset=prompts, processing_class=tokenizer, samples=samples, settings=config.asynchronous,

@@ -236,6 +236,9 @@ class TrainConfig(_Strict):
     monitoring: MonitoringConfig
     checkpoints: CheckpointConfig
     balance_regimes: bool = Field(default=False, description="as many prompts of each regime (training.prompt_dataset)")
+    result_reward: Literal["real", "shuffled"] = Field(
+        default="real", description="shuffled: the proof's control, each step's R_result values permuted across its "
+                                    "episodes (training.reward_functions)")
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
     tool_curriculum: ToolCurriculum | None
     fast_paths: FastPaths = Field(default_factory=FastPaths, description="exact fast forward passes (FastPaths)")

@@ -73,7 +73,7 @@ def grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: TrainConf
     rollouts = EpisodeRollouts(engine, protocol, data, sampling_params(config, protocol),
                                constrained=config.constrained, seed=seed, informative_tool=config.informative_tool,
                                trajectory_filter=config.trajectory_filter, curriculum=config.tool_curriculum)
-    functions, weights = reward_functions(reward, token_counter(tokenizer))
+    functions, weights = reward_functions(reward, token_counter(tokenizer), config.result_reward, seed)
     return AgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, weights, seed),
         train_dataset=prompts, processing_class=tokenizer, rollout_func=rollouts,
