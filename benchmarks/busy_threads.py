@@ -1,8 +1,9 @@
 """The default suite's single-agent row quiet and beside a CPU-bound neighbour, under the old
-thread policy (torch's default: one thread per core) and the new one (`torch_threads` of the
-engine config, 1), side by side in one run.
+thread policy (torch's default: one thread per core), a fixed single thread, and the engine's
+default (`torch_threads: idle`: the cores other work leaves free, read again before each
+generation pass, `llm_backends/budget.py`), side by side in one run.
 
-Each of the four runs is its own `run_benchmark.py +suite=quick` process (the multi-agent row
+Each of the six runs is its own `run_benchmark.py +suite=quick` process (the multi-agent row
 left out, the response cache off, so every token is generated; `OMP_NUM_THREADS` and
 `MKL_NUM_THREADS` removed from its environment, so torch's default is the machine's). The
 neighbour is one process spinning a bounded busy loop, started before a busy run and stopped
@@ -26,7 +27,8 @@ from run_costs import machine_facts, row_costs
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = "single_agent"
-POLICIES = {"old (torch default)": "null", "new (torch_threads: 1)": "1"}
+POLICIES = {"old (torch default)": "null", "torch_threads: 1": "1", "new (torch_threads: idle)": "idle"}
+"""Policy name -> the `torch_threads` value; the first is the old policy, the last the engine's default."""
 NEIGHBOUR_MAX_S = 3600
 """The busy loop ends by itself after this long, should this script die before stopping it."""
 BUSY_LOOP = "import sys, time\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end:\n    pass\n"
@@ -70,13 +72,13 @@ def main() -> None:
                 if neighbour is not None:
                     neighbour.terminate()
                     neighbour.wait()
-            print(f"  {condition:5} {policy:24} row {seconds[policy, condition]:7.1f} s "
+            print(f"  {condition:5} {policy:26} row {seconds[policy, condition]:7.1f} s "
                   f"(process {time.perf_counter() - started:.0f} s; load now {load()})", flush=True)
-    print(f"\n{'policy':24} {'quiet s':>8} {'busy s':>8} {'busy/quiet':>11}")
+    print(f"\n{'policy':26} {'quiet s':>8} {'busy s':>8} {'busy/quiet':>11}")
     for policy in POLICIES:
         quiet, busy = seconds[policy, "quiet"], seconds[policy, "busy"]
-        print(f"{policy:24} {quiet:8.1f} {busy:8.1f} {busy / quiet:10.2f}x")
-    old, new = POLICIES
+        print(f"{policy:26} {quiet:8.1f} {busy:8.1f} {busy / quiet:10.2f}x")
+    old, new = next(iter(POLICIES)), list(POLICIES)[-1]
     print(f"new / old: quiet {seconds[new, 'quiet'] / seconds[old, 'quiet']:.2f}x, "
           f"busy {seconds[new, 'busy'] / seconds[old, 'busy']:.2f}x")
     print(f"load average after: {load()}; run directories in {folder}")
