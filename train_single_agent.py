@@ -8,7 +8,8 @@
         train.model.path=/models/Qwen2.5-3B-Instruct      # the paper's recipe, on a GPU
 
 The story: one prompt per (ticker, day) of the train split with its regime label; an optional
-warm start (SFT on demonstrations); then GRPO with the rollout engine as TRL's rollout_func and
+language-model pretraining on the market's text (`training.pretrain`); an optional warm start
+(SFT on demonstrations); then GRPO with the rollout engine as TRL's rollout_func and
 the reward's components as reward functions, validated on the valid split through the
 benchmark's runner. Everything lands in `output_dir` (outputs/train/<recipe>/seed-<seed>):
 `steps.csv`, `tensorboard/`, `validation.csv`, `checkpoint-<step>/policy/` (what
@@ -51,7 +52,8 @@ from training.prompt_dataset import balanced_regimes, labelled_days, prompt_data
 from training.run_identity import claim_output_dir, record_identity, run_identity
 from training.trainer_arguments import monitoring_callbacks
 from training.validation import Validation, ValidationSetup
-from training.warm_start import run_warm_start, warm_start_policy
+from training.pretrain import PRETRAIN_DIR, pretrain_policy, pretraining_dataset, pretraining_documents, pretraining_pairs
+from training.warm_start import run_supervised, run_warm_start, warm_start_policy
 
 
 
@@ -93,6 +95,14 @@ def train(cfg: DictConfig) -> Path:
     train_days = labelled_days(data, tickers, splits.train, reward)
 
     start = initial_policy_folder(config.model)
+    if config.pretrain is not None and config.pretrain.enabled:
+        if not (pretrain_policy(output_dir) / "config.json").is_file():
+            model, tokenizer = load_policy(start, config.model)
+            documents = pretraining_documents(tokenizer, protocol, data,
+                                              pretraining_pairs(train_days, config.pretrain.documents, seed), seed)
+            run_supervised(model, tokenizer, pretraining_dataset(tokenizer, documents), config.pretrain, config,
+                           output_dir / PRETRAIN_DIR, seed)
+        start = pretrain_policy(output_dir)
     if config.warm_start.enabled:
         if not (warm_start_policy(output_dir) / "config.json").is_file():
             model, tokenizer = load_policy(start, config.model)

@@ -21,6 +21,7 @@ depends on what a channel says. It is a pure function of the code and configs it
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -77,10 +78,16 @@ def _calls(protocol: Protocol, ticker: str) -> list[str]:
     return turns
 
 
+def tool_response_wrapper(renderer: TemplateRenderer) -> Callable[[str], str]:
+    """text -> the chat template's tool-response fragment holding it, as an episode shows a result."""
+    wrapper = fragment_text(renderer, [{"role": "tool", "name": "tool", "content": _CONTENT}])
+    return lambda text: wrapper.replace(_CONTENT, text)
+
+
 def _results(renderer: TemplateRenderer, protocols: list[Protocol], data: Any, day: pd.Timestamp,
              ticker: str) -> list[str]:
     """Every tool's result for `ticker` on `day`, both renderings, own and protocol defaults, in the template."""
-    wrapper = fragment_text(renderer, [{"role": "tool", "name": "tool", "content": _CONTENT}])
+    wrap = tool_response_wrapper(renderer)
     texts = []
     for terse in (False, True):
         toolset = ToolSet(MarketView(data, day), terse=terse)
@@ -88,7 +95,7 @@ def _results(renderer: TemplateRenderer, protocols: list[Protocol], data: Any, d
             own = {"ticker": ticker} if "ticker" in spec.args_model.model_fields else {}
             variants = [own] + [call_arguments(p, name, own) for p in protocols if name in p.tools]
             for arguments in {repr(a): a for a in variants}.values():
-                texts.append(wrapper.replace(_CONTENT, toolset.call(name, arguments)))
+                texts.append(wrap(toolset.call(name, arguments)))
     return texts
 
 

@@ -74,19 +74,10 @@ class ModelConfig(_Strict):
         return self
 
 
-class WarmStartConfig(_Strict):
-    """Supervised fine-tuning (TRL SFTTrainer) before GRPO, on demonstrations.
-
-    `demonstrations`: `expert_random` (the scripted expert with its tool choice and answer drawn
-    at random: format only, no information about which tool matters or what to answer) or
-    `expert` (the scripted expert reading news: imitation, for comparison only).
-    """
+class SupervisedStage(_Strict):
+    """The optimisation of a supervised stage before GRPO (TRL SFTTrainer: `training.warm_start.run_supervised`)."""
 
     enabled: bool
-    demonstrations: Literal["expert_random", "expert"] = "expert_random"
-    terse: bool = Field(default=False, description="the expert's terse thinks: calls only named, one fixed sentence before the answer (single_agent.expert)")
-    results_loss: bool = Field(default=False, description="the loss also covers the tool results and template tokens between turns")
-    episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
     epochs: float = Field(gt=0)
     learning_rate: float = Field(gt=0)
     lr_scheduler_type: str
@@ -95,10 +86,32 @@ class WarmStartConfig(_Strict):
     micro_batch_size: int = Field(ge=1)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "WarmStartConfig":
+    def _consistent(self) -> "SupervisedStage":
         if self.batch_size % self.micro_batch_size:
-            raise ValueError("warm_start.batch_size must be a multiple of warm_start.micro_batch_size")
+            raise ValueError("batch_size must be a multiple of micro_batch_size")
         return self
+
+
+class PretrainConfig(SupervisedStage):
+    """Language-model pretraining on the market's text before the warm start (`training.pretrain`):
+    `documents` (ticker, day) pairs of the train split, each every offered tool's result; the loss
+    covers every token. Holds no answer, no label and no tool choice."""
+
+    documents: int = Field(ge=1, description="(ticker, day) documents drawn from the train split")
+
+
+class WarmStartConfig(SupervisedStage):
+    """Supervised fine-tuning (TRL SFTTrainer) before GRPO, on demonstrations.
+
+    `demonstrations`: `expert_random` (the scripted expert with its tool choice and answer drawn
+    at random: format only, no information about which tool matters or what to answer) or
+    `expert` (the scripted expert reading news: imitation, for comparison only).
+    """
+
+    demonstrations: Literal["expert_random", "expert"] = "expert_random"
+    terse: bool = Field(default=False, description="the expert's terse thinks: calls only named, one fixed sentence before the answer (single_agent.expert)")
+    results_loss: bool = Field(default=False, description="the loss also covers the tool results and template tokens between turns")
+    episodes: int = Field(ge=1, description="demonstration episodes drawn from the train split")
 
 
 class OptimisationConfig(_Strict):
@@ -231,6 +244,7 @@ class TrainConfig(_Strict):
     informative_tool: str = Field(description="the tool whose call share is monitored (the informative channel)")
     torch_threads: int | None = Field(ge=1, description="torch.set_num_threads (None: torch's default)")
     model: ModelConfig
+    pretrain: PretrainConfig | None = Field(default=None, description="language-model pretraining (None: none)")
     warm_start: WarmStartConfig
     optimisation: OptimisationConfig
     monitoring: MonitoringConfig

@@ -1,4 +1,5 @@
-"""The optional warm start: supervised fine-tuning (TRL SFTTrainer) on demonstrations.
+"""The optional warm start: supervised fine-tuning (TRL SFTTrainer) on demonstrations; and the
+supervised runner it shares with the pretraining stage (`run_supervised`, `training.pretrain`).
 
 The loss is the negative log-likelihood of the demonstrator's own tokens only
 (`assistant_masks`; prompt, tool and template tokens are masked out, unless
@@ -29,7 +30,7 @@ from training.checkpoints import (
     last_checkpoint,
     save_policy,
 )
-from training.config import TrainConfig
+from training.config import SupervisedStage, TrainConfig
 from training.policy_model import lora_config
 from training.trainer_arguments import monitoring_callbacks, shared_arguments
 
@@ -71,23 +72,29 @@ def warm_start_policy(output_dir: Path) -> Path:
 def run_warm_start(model: Any, tokenizer: Any, demonstrations: Dataset, config: TrainConfig, output_dir: Path,
                    seed: int) -> Path:
     """Fine-tune `model` on `demonstrations` (see the module docstring); returns the policy folder."""
-    folder = Path(output_dir) / WARM_START_DIR
-    settings = config.warm_start
+    return run_supervised(model, tokenizer, demonstrations, config.warm_start, config, Path(output_dir) / WARM_START_DIR,
+                          seed)
+
+
+def run_supervised(model: Any, tokenizer: Any, examples: Dataset, stage: SupervisedStage, config: TrainConfig,
+                   folder: Path, seed: int) -> Path:
+    """A supervised stage (`stage`'s optimisation) of `model` on `examples` (`input_ids`, `assistant_masks`: the
+    tokens in the loss) in `folder`, resumed from its last checkpoint there; returns `folder/policy`."""
     resume = last_checkpoint(folder)
     args = SFTConfig(
         **shared_arguments(folder, model.dtype, config.model, config.monitoring, config.checkpoints, seed),
-        num_train_epochs=settings.epochs,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type=settings.lr_scheduler_type,
-        warmup_steps=settings.warmup_steps,
-        per_device_train_batch_size=settings.micro_batch_size,
-        gradient_accumulation_steps=settings.batch_size // settings.micro_batch_size,
+        num_train_epochs=stage.epochs,
+        learning_rate=stage.learning_rate,
+        lr_scheduler_type=stage.lr_scheduler_type,
+        warmup_steps=stage.warmup_steps,
+        per_device_train_batch_size=stage.micro_batch_size,
+        gradient_accumulation_steps=stage.batch_size // stage.micro_batch_size,
         max_length=None,
     )
     lora = lora_config(config.model.lora) if config.model.lora else None
-    trainer = WarmStartTrainer(model=model, args=args, train_dataset=demonstrations, processing_class=tokenizer,
+    trainer = WarmStartTrainer(model=model, args=args, train_dataset=examples, processing_class=tokenizer,
                                peft_config=lora, unmasked_causal=config.fast_paths.unmasked_causal,
                                callbacks=[*monitoring_callbacks(folder, config.monitoring, checkpoint_step(resume)),
                                           PolicyExport(tokenizer)])
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    return save_policy(trainer.model, tokenizer, warm_start_policy(output_dir))
+    return save_policy(trainer.model, tokenizer, Path(folder) / POLICY_DIR)
