@@ -74,6 +74,12 @@ class TradingFramework(ABC):
         their whole conversation again."""
         return None
 
+    def release_memory(self) -> None:
+        """Called by the runner once this framework has decided every episode of the run: free what
+        it keeps only to decide faster (an LLM engine's prefix KV store), so that the frameworks after
+        it run in that memory. Deciding again afterwards must still work. Default: nothing."""
+        return None
+
     def recall(self, context: DecisionContext, decision: Decision) -> None:
         """A stateful framework's journaled `decision` for `context`, reused by the runner instead of
         calling `decide` (a resumed run): update the state `decide` would have left, from what the

@@ -69,6 +69,9 @@ class MassaLLM(TradingFramework):
     def decision_timeout_s(self) -> float | None:
         return REMOTE_DECISION_TIMEOUT_S if self.engine.remote else None
 
+    def release_memory(self) -> None:
+        self.engine.release_memory()
+
     def run_facts(self) -> dict[str, Any]:
         facts: dict[str, Any] = {"policy": self.engine.model, "knowledge_cutoff": self.engine.knowledge_cutoff,
                                  "constrained_decoding": self.settings.constrained,

@@ -83,5 +83,10 @@ class MultiAgentDebate(TradingFramework):
                 "temperature": {"quick": self.settings.quick.temperature, "deep": self.settings.deep.temperature},
                 "budgets": self.settings.budgets}
 
+    def release_memory(self) -> None:
+        """Both tiers' engines' prefix stores."""
+        for engine in dict.fromkeys([self.quick_engine, self.deep_engine]):
+            engine.release_memory()
+
     def decide(self, batch: list[DecisionContext]) -> list[Decision]:
         return self.pipeline.decide(batch)

@@ -41,6 +41,12 @@ class ProtocolAgent(TradingFramework):
 
     policy: TokenPolicy
 
+    def release_memory(self) -> None:
+        """The policy engine's prefix store (`ChatEngine.release_memory`)."""
+        release = getattr(self.policy, "release_memory", None)
+        if callable(release):
+            release()
+
     def __init__(self, protocol: Mapping[str, Any], reward: Mapping[str, Any], constrained: bool, temperature: float, top_p: float,
                  max_new_tokens: int | None, samples: int) -> None:
         """`protocol` and `reward` are composed options of their config groups (`single_agent/protocol`,

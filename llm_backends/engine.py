@@ -270,6 +270,10 @@ class ChatEngine:
         """Generate one fresh result per conversation, all sharing `tools` and `params`."""
         raise NotImplementedError(f"{type(self).__name__} implements neither _generate_rows nor _generate")
 
+    def release_memory(self) -> None:
+        """Free what the engine keeps between calls only to be faster (a local engine's prefix KV
+        store): later calls give the same answers, only later. Default: nothing is kept."""
+
     def close(self) -> None:
         """Release resources (the cache connection, HTTP clients)."""
         if self.cache is not None:

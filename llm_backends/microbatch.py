@@ -61,6 +61,10 @@ class MicroBatchingEngine(ChatEngine):
         """The inner engine's fingerprint."""
         return self.inner.fingerprint()
 
+    def release_memory(self) -> None:
+        """The inner engine's."""
+        self.inner.release_memory()
+
     def replay(self, rows: list[ChatRow]) -> list[ChatResult | None]:
         """The inner engine's cached results (it holds the cache)."""
         return self.inner.replay(rows)

@@ -196,6 +196,10 @@ class TransformersEngine(ChatEngine):
             if self.kv_store is not None:
                 self.kv_store.clear()
 
+    def release_memory(self) -> None:
+        """The prefix store emptied (`clear_kv_cache`): up to `kv_cache_mb` freed."""
+        self.clear_kv_cache()
+
     def generate_tokens(self, requests: list[TokenRequest]) -> list[TokenResult]:
         """One `TokenResult` per request, in order; counted in `usage` (never cached)."""
         validate_token_requests(requests, self.vocab_size)

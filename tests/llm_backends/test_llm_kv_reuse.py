@@ -6,6 +6,7 @@ from llm_test_helpers import PRICE_TOOL, conversation
 
 from llm_backends import smollm2
 from llm_backends.kv_store import PrefixKVStore, block_digests
+from llm_backends.microbatch import MicroBatchingEngine
 from llm_backends.tiny import tiny_engine
 from llm_backends.transformers_engine import TransformersEngine
 from llm_backends.types import SamplingParams, TokenRequest
@@ -142,6 +143,19 @@ def test_clear_kv_cache_and_weight_changes_drop_every_prefix(tiny_root):
     with torch.no_grad():
         engine.hf_model.lm_head.weight.mul_(1.0)
     assert engine.generate_tokens([TokenRequest(prompt, GREEDY)])[0].reused_prompt_tokens == 0, "an in-place update is detected"
+
+
+def test_release_memory_empties_the_store_through_a_micro_batching_wrapper_and_answers_stay_the_same(tiny_root):
+    engine = tiny_engine()
+    wrapped = MicroBatchingEngine(engine)
+    prompt = engine.render_ids(conversation(SYSTEM))
+    first = engine.generate_tokens([TokenRequest(prompt, GREEDY)])[0]
+    assert len(engine.kv_store) > 0
+    wrapped.release_memory()
+    assert len(engine.kv_store) == 0 and engine.kv_store.bytes_used == 0
+    again = engine.generate_tokens([TokenRequest(prompt, GREEDY)])[0]
+    assert again.reused_prompt_tokens == 0 and again.completion_ids == first.completion_ids
+    wrapped.close()
 
 
 @pytest.mark.slow
