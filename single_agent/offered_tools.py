@@ -58,6 +58,11 @@ def offered_schemas(protocol: Protocol) -> list[dict[str, Any]]:
     return [offered_schema(protocol, name) for name in protocol.tools]
 
 
+def ticker_arguments(protocol: Protocol, name: str, ticker: str) -> dict[str, Any]:
+    """The call arguments naming `ticker` when tool `name` takes one as the protocol offers it ({} otherwise)."""
+    return {"ticker": ticker} if "ticker" in offered_parameters(protocol, name)["properties"] else {}
+
+
 def protocol_toolset(protocol: Protocol, view: MarketView) -> ToolSet:
     """The protocol's tools bound to `view`, in its rendering; a call of any other tool is answered with an error."""
     return ToolSet(view, list(protocol.tools), terse=protocol.terse_results)

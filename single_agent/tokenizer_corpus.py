@@ -35,7 +35,7 @@ from market.synthetic import generate_market
 from market.view import MarketView
 from single_agent.expert import TERSE_ANSWER_THINK
 from single_agent.fragments import fragment_text
-from single_agent.offered_tools import call_arguments, offered_parameters, offered_schemas
+from single_agent.offered_tools import call_arguments, offered_schemas, ticker_arguments
 from single_agent.prompting import initial_conversation
 from single_agent.protocol import Protocol, load_protocol
 from single_agent.tags import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
@@ -72,7 +72,7 @@ def _calls(protocol: Protocol, ticker: str) -> list[str]:
     """One call turn per offered tool, with a terse and a full think that name the tool."""
     turns = []
     for tool in protocol.tools:
-        arguments = {"ticker": ticker} if "ticker" in offered_parameters(protocol, tool)["properties"] else {}
+        arguments = ticker_arguments(protocol, tool, ticker)
         for think in (f"Next: {tool}.", f"Deciding on {ticker}. Next: {tool}."):
             turns.append(f"{THINK_OPEN}{think}{THINK_CLOSE}\n{render_tool_call(tool, arguments)}")
     return turns

@@ -29,7 +29,7 @@ from datasets import Dataset
 from llm_backends.tool_calls import ToolCall
 from market.data import MarketData
 from market.view import MarketView
-from single_agent.offered_tools import offered_parameters, protocol_toolset, run_call
+from single_agent.offered_tools import protocol_toolset, run_call, ticker_arguments
 from single_agent.protocol import Protocol
 from single_agent.tokenizer_corpus import TemplateRenderer, tool_response_wrapper
 from training.checkpoints import POLICY_DIR
@@ -54,8 +54,7 @@ def pretraining_documents(tokenizer: Any, protocol: Protocol, data: MarketData, 
         order.shuffle(names)
         results = []
         for name in names:
-            arguments = {"ticker": ticker} if "ticker" in offered_parameters(protocol, name)["properties"] else {}
-            call = ToolCall(id=f"pretrain_{len(results)}", name=name, arguments=arguments)
+            call = ToolCall(id=f"pretrain_{len(results)}", name=name, arguments=ticker_arguments(protocol, name, ticker))
             results.append(wrap(run_call(protocol, toolset, call)))
         documents.append("".join(results))
     return documents
