@@ -60,6 +60,7 @@ from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
+from harness.resources import return_freed_memory
 from harness.overlay import (
     OverlayBook,
     OverlayConfig,
@@ -277,7 +278,8 @@ class EpisodeRunner:
         after a collection of what it left as garbage: otherwise every later full collection
         scans all decisions so far, a third of the CPU time of 75,600 rule decisions
         (`benchmarks/baseline_speed.py`). Everything is unfrozen when the run ends. Before that
-        collection a framework frees what it keeps only to decide faster (`release_memory`).
+        collection a framework frees what it keeps only to decide faster (`release_memory`), and
+        after it the allocator gives what was freed back to the system (`return_freed_memory`).
         """
         result = RunResult(episodes={}, decisions=[])
         gc.collect()
@@ -291,6 +293,7 @@ class EpisodeRunner:
                 self._run_framework(built, result)
                 release_memory(built.framework)
                 gc.collect()
+                return_freed_memory()
                 gc.freeze()
         finally:
             gc.unfreeze()
