@@ -27,7 +27,7 @@ from frameworks.llm_fingerprint import llm_fingerprint
 from frameworks.massa import mean_pairwise_correlation
 from llm_backends.build import LLM_GROUP, build_engine
 from market.decision import Decision, DecisionContext
-from multi_agent.massa.answers import AGENT_SCHEMA, NOTCHES, coordinator_schema
+from multi_agent.massa.answers import NOTCHES, agent_schema, coordinator_schema
 from multi_agent.massa.graph import grammar_of
 from multi_agent.massa.pipeline import MassaGraphPipeline
 from multi_agent.massa.prompting import templates_digest
@@ -60,7 +60,7 @@ class MassaLLM(TradingFramework):
         """The coordinator's grammar (for `GRAMMAR_AGENTS`) and an agent's; None each when decoding is free."""
         constrained = self.settings.constrained
         return {"coordinator": grammar_of(coordinator_schema(GRAMMAR_AGENTS), constrained),
-                "agent": grammar_of(AGENT_SCHEMA, constrained)}
+                "agent": grammar_of(agent_schema(self.settings.actions), constrained)}
 
     def fingerprint(self) -> str:
         """SHA-256 over the engine's fingerprint, the prompt templates, the answer grammars and the settings."""

@@ -3,7 +3,8 @@
 - The coordinator answers one risk signal per agent, `{"<agent>": "reduce" | "neutral" |
   "increase", ...}`, every agent a required key, in the agents' order (`coordinator_schema`).
 - An agent answers one action, `{"action": "sell" | "trim" | "hold" | "add" | "buy"}`
-  (`AGENT_SCHEMA`); the action is a number of notches of weight change (`NOTCHES`).
+  (`agent_schema`, its options in the order the settings give them); the action is a number of
+  notches of weight change (`NOTCHES`).
 
 Under constrained decoding each answer is decoded under its schema's grammar
 (`llm_backends.grammar.json_schema_grammar`), so it parses unless the token budget cuts it
@@ -27,8 +28,13 @@ NOTCHES = {"sell": -2, "trim": -1, "hold": 0, "add": 1, "buy": 2}
 """Each action's weight change in notches (one notch = step / N of equity, `MassaLLMSettings.step`)."""
 HOLD = "hold"
 
-AGENT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"action": {"enum": list(NOTCHES)}},
-                                "required": ["action"], "additionalProperties": False}
+
+def agent_schema(actions: tuple[str, ...] = tuple(NOTCHES)) -> dict[str, Any]:
+    """`{"action": one of actions}`, the options in the given order, nothing else."""
+    return {"type": "object", "properties": {"action": {"enum": list(actions)}},
+            "required": ["action"], "additionalProperties": False}
+
+
 AGENT_TOKENS = 16
 """New tokens of an agent's answer: `{"action": "trim"}` is about 8 SmolLM2 tokens."""
 TOKENS_PER_SIGNAL = 12

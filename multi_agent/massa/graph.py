@@ -11,7 +11,7 @@
 - `dispatch` fans out with one `Send` per agent whose payload is that agent's `AssetView` and its
   own signal: an agent node reads nothing else of the state. Without the coordinator (the
   no-signal ablation) `dispatch` runs from START and every payload carries the neutral signal.
-- `agent_<name>` answers one action (`answers.AGENT_SCHEMA`); unreadable is hold, with a failure.
+- `agent_<name>` answers one action (`answers.agent_schema`); unreadable is hold, with a failure.
 - `join` waits for every agent and turns the actions into weight changes Δ_i = notches_i·step/N,
   scaled pro rata under the gross cap (`comparators.massa.orders.scale_orders`, RL MASSA's rule).
 
@@ -31,8 +31,8 @@ from langgraph.types import Send
 
 from comparators.massa.orders import Orders, scale_orders
 from llm_backends.grammar import json_schema_grammar
-from multi_agent.massa.answers import (AGENT_SCHEMA, AGENT_TOKENS, HOLD, NEUTRAL, NOTCHES, coordinator_schema,
-                                       coordinator_tokens, read_action, read_signals)
+from multi_agent.massa.answers import (AGENT_TOKENS, HOLD, NEUTRAL, NOTCHES, coordinator_schema,
+                                       agent_schema, coordinator_tokens, read_action, read_signals)
 from multi_agent.massa.observations import AssetView, PublicContext
 from multi_agent.massa.prompting import AGENT, COORDINATOR, agent_prompt, coordinator_prompt, messages
 from multi_agent.massa.settings import MassaLLMSettings
@@ -100,13 +100,14 @@ def create_coordinator(llm: Runnable, constrained: bool):
     return coordinator
 
 
-def create_agent(llm: Runnable, step: float, constrained: bool):
-    """An asset agent's node: its own view and signal in (the `Send` payload), one action out."""
-    bound = llm.bind(grammar=grammar_of(AGENT_SCHEMA, constrained), max_new_tokens=AGENT_TOKENS)
+def create_agent(llm: Runnable, step: float, constrained: bool, order: tuple[str, ...]):
+    """An asset agent's node: its own view and signal in (the `Send` payload), one action out; the
+    actions offered in `order`."""
+    bound = llm.bind(grammar=grammar_of(agent_schema(order), constrained), max_new_tokens=AGENT_TOKENS)
 
     def agent(payload: dict[str, Any]) -> dict[str, Any]:
         view, signal = payload["view"], payload["signal"]
-        prompt = agent_prompt(view, signal, step)
+        prompt = agent_prompt(view, signal, step, order)
         answer = bound.invoke(messages(AGENT, prompt)).content
         read = read_action(answer)
         node = agent_node(view.name)
@@ -140,7 +141,7 @@ def build_graph(agents: tuple[str, ...], llm: Runnable, settings: MassaLLMSettin
     graph = StateGraph(MassaState)
     nodes = [agent_node(name) for name in agents]
     for node in nodes:
-        graph.add_node(node, create_agent(llm, settings.step, settings.constrained))
+        graph.add_node(node, create_agent(llm, settings.step, settings.constrained, settings.actions))
     graph.add_node(JOIN_NODE, create_join(settings.step, settings.max_gross))
     if settings.coordinator:
         graph.add_node(COORDINATOR_NODE, create_coordinator(llm, settings.constrained), input_schema=PublicState)

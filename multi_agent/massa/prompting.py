@@ -57,10 +57,11 @@ def coordinator_prompt(public: PublicContext) -> str:
     ])
 
 
-def agent_prompt(view: AssetView, signal: str, step: float) -> str:
-    """An agent's user message: its stock, its window, its sleeve, its signal and the actions' changes."""
+def agent_prompt(view: AssetView, signal: str, step: float, order: tuple[str, ...] = tuple(NOTCHES)) -> str:
+    """An agent's user message: its stock, its window, its sleeve, its signal and the actions' changes,
+    the actions listed in `order`."""
     notch = step / view.agents
-    actions = ", ".join(f"{a} ({pct(k * notch)} of equity)" for a, k in NOTCHES.items())
+    actions = ", ".join(f"{a} ({pct(NOTCHES[a] * notch)} of equity)" for a in order)
     return "\n".join([
         f"Stock: {view.name}. Date: {view.date} (data after this date does not exist).",
         f"Daily returns, last {len(view.returns)} days (oldest first): {', '.join(pct(r) for r in view.returns)}.",
@@ -69,7 +70,7 @@ def agent_prompt(view: AssetView, signal: str, step: float) -> str:
         f"Your sleeve's profit today: {pct(view.pnl)} of equity; its recent average: {pct(view.pnl_ema)}.",
         f"The coordinator's risk signal for you: {signal}.",
         f"Actions: {actions}.",
-        'Answer with one JSON object and nothing else: {"action": one of ' + ", ".join(NOTCHES) + "}.",
+        'Answer with one JSON object and nothing else: {"action": one of ' + ", ".join(order) + "}.",
     ])
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from multi_agent.massa.answers import NOTCHES
 
 
 class MassaLLMSettings(BaseModel):
@@ -33,5 +35,15 @@ class MassaLLMSettings(BaseModel):
     """One notch of weight change, in equal-weight sleeves: a change of step / N of equity."""
     max_gross: float = Field(1.0, gt=0.0)
     """The gross cap the buy orders are scaled to, pro rata (the task's `task.max_gross`)."""
+    actions: tuple[str, ...] = tuple(NOTCHES)
+    """The order in which an agent's prompt and answer grammar list the five actions (a position-bias
+    check reverses it: `[buy, add, hold, trim, sell]`)."""
     max_concurrency: int = Field(16, ge=1)
     """Graphs (decisions) in flight at once; each runs its asset agents on threads too."""
+
+    @field_validator("actions")
+    @classmethod
+    def _every_action_once(cls, actions: tuple[str, ...]) -> tuple[str, ...]:
+        if sorted(actions) != sorted(NOTCHES):
+            raise ValueError(f"must list each of {', '.join(NOTCHES)} once, got {', '.join(actions)}")
+        return actions

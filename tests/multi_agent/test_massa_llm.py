@@ -227,3 +227,25 @@ def test_a_pool_gives_agents_to_its_members_only_and_may_not_change_within_an_ep
     assert sorted(p.split(".")[0] for p in engine.prompts(AGENT)) == ["Stock: AAA", "Stock: CCC"]
     with pytest.raises(ConfigError, match="the pool changed within episode"):
         pipe.decide([context(DATES[81], pool=("AAA", "BBB"))])
+
+
+REVERSED = ("buy", "add", "hold", "trim", "sell")
+
+
+def test_the_agents_are_offered_the_actions_in_the_settings_order_with_the_same_changes():
+    date = DATES[80]
+    default, reversed_ = pipeline(step=1.0)[1], pipeline(step=1.0, actions=REVERSED)[1]
+    for engine, settings in ((default, {}), (reversed_, {"actions": REVERSED})):
+        MassaGraphPipeline(MassaLLMSettings(step=1.0, **settings), engine).decide([context(date)])
+    first, second = default.prompts(AGENT)[0], reversed_.prompts(AGENT)[0]
+    offered = lambda prompt: re.search(r"one of (.*)\}", prompt).group(1).split(", ")  # noqa: E731
+    assert offered(first) == list(NOTCHES) and offered(second) == list(REVERSED)
+    changes = lambda prompt: sorted(re.search(r"Actions: (.*)\.\n", prompt).group(1).split(", "))  # noqa: E731
+    assert changes(first) == changes(second)   # each action keeps its weight change
+
+
+def test_the_action_order_must_list_every_action_once():
+    with pytest.raises(ValueError, match="must list each of sell, trim, hold, add, buy once"):
+        MassaLLMSettings(actions=("buy", "buy", "hold", "trim", "sell"))
+    with pytest.raises(ValueError, match="must list each"):
+        MassaLLMSettings(actions=("buy", "hold"))

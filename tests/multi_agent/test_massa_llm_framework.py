@@ -43,6 +43,8 @@ def test_the_fingerprint_covers_the_settings_and_the_grammars():
     grammars = with_signal.grammars()
     assert '"increase"' in grammars["coordinator"] and '"trim"' in grammars["agent"]
     assert agent(constrained=False).grammars() == {"coordinator": None, "agent": None}
+    reversed_ = agent(actions=["buy", "add", "hold", "trim", "sell"])
+    assert reversed_.fingerprint() != with_signal.fingerprint() and reversed_.grammars() != grammars
 
 
 class Killed(BaseException):
