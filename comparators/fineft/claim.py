@@ -89,13 +89,13 @@ def measure(checkpoint: FineFTCheckpoint, suite: str, overrides: list[str], inje
 def paired_test(frame: pd.DataFrame) -> pd.DataFrame:
     """Per `injected` and measure (the test window's MDD, and the MDD over the injection's window):
     d = MDD(ensemble) − MDD(vae) (and − MDD(dynamics)) over the seeds, its mean, the paired t-test's and
-    the Wilcoxon test's two-sided p-values."""
+    the Wilcoxon test's two-sided p-values; a routing the frame lacks is left out."""
     out = []
     for (injected, measure_name), group in frame.melt(
             id_vars=["seed", "routing", "injected"], value_vars=["max_drawdown", "max_drawdown_in_window"],
             var_name="measure").groupby(["injected", "measure"]):
         mdd = group.pivot(index="seed", columns="routing", values="value")
-        for other in ("vae", "dynamics"):
+        for other in [routing for routing in ("vae", "dynamics") if routing in mdd]:
             d = (mdd["ensemble"] - mdd[other]).to_numpy()
             t = stats.ttest_rel(mdd["ensemble"], mdd[other]) if len(d) > 1 else None
             w = stats.wilcoxon(d) if len(d) > 1 and np.any(d != 0) else None
