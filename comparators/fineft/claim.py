@@ -107,6 +107,15 @@ def paired_test(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def write_claim(out: Path, stem: str, frame: pd.DataFrame, test: pd.DataFrame) -> None:
+    """The measures and their paired test as OUT/<stem>.csv and OUT/<stem>_test.csv, both printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / f"{stem}.csv", index=False)
+    test.to_csv(out / f"{stem}_test.csv", index=False)
+    print(frame.to_string(index=False))
+    print(test.to_string(index=False))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m comparators.fineft.claim", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, required=True, help="folder holding seed-<seed>/checkpoint")
@@ -132,12 +141,7 @@ def main(argv: list[str] | None = None) -> None:
             for injected in (False, True):
                 rows.extend({"seed": seed, **row} for row in measure(checkpoint, args.suite, list(args.overrides), injected))
         frame = pd.DataFrame(rows)
-        test = paired_test(frame)
-        args.out.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(args.out / "claim.csv", index=False)
-        test.to_csv(args.out / "claim_test.csv", index=False)
-        print(frame.to_string(index=False))
-        print(test.to_string(index=False))
+        write_claim(args.out, "claim", frame, paired_test(frame))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from comparators.fineft.claim import INJECTION, paired_test
+from comparators.fineft.claim import INJECTION, paired_test, write_claim
 from core.errors import DataError, exit_on_user_error
 from metrics.performance import max_drawdown, simple_returns
 
@@ -69,12 +69,7 @@ def main(argv: list[str] | None = None) -> None:
             if not (args.run_dir / name).is_file():
                 raise DataError(f"{args.run_dir / name}: missing (a finished run directory has it)")
         frame = run_measures(args.run_dir)
-        test = paired_test(frame)
-        args.out.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(args.out / "run_claim.csv", index=False)
-        test.to_csv(args.out / "run_claim_test.csv", index=False)
-        print(frame.to_string(index=False))
-        print(test.to_string(index=False))
+        write_claim(args.out, "run_claim", frame, paired_test(frame))
 
 
 if __name__ == "__main__":
