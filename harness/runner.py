@@ -60,13 +60,13 @@ from harness.decision_inputs import DecisionInputs, data_fingerprint
 from harness.execution import EpisodeResult, ExecutionConfig
 from harness.failures import Failure, FailureKind, decision_place
 from harness.journal import Journal, JournalEntry, JournalRead
-from harness.resources import return_freed_memory
 from harness.overlay import (
     OverlayBook,
     OverlayConfig,
     baseline_decisions,
     drift_warning,
 )
+from harness.resources import return_freed_memory
 from harness.schema import EpisodeKey
 from harness.tasks.base import Episode, Task, TaskSimulator
 from harness.tasks.trading import TradingTask

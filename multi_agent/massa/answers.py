@@ -29,7 +29,7 @@ NOTCHES = {"sell": -2, "trim": -1, "hold": 0, "add": 1, "buy": 2}
 HOLD = "hold"
 
 
-def agent_schema(actions: tuple[str, ...] = tuple(NOTCHES)) -> dict[str, Any]:
+def agent_schema(actions: tuple[str, ...]) -> dict[str, Any]:
     """`{"action": one of actions}`, the options in the given order, nothing else."""
     return {"type": "object", "properties": {"action": {"enum": list(actions)}},
             "required": ["action"], "additionalProperties": False}

@@ -31,8 +31,8 @@ from langgraph.types import Send
 
 from comparators.massa.orders import Orders, scale_orders
 from llm_backends.grammar import json_schema_grammar
-from multi_agent.massa.answers import (AGENT_TOKENS, HOLD, NEUTRAL, NOTCHES, coordinator_schema,
-                                       agent_schema, coordinator_tokens, read_action, read_signals)
+from multi_agent.massa.answers import (AGENT_TOKENS, HOLD, NEUTRAL, NOTCHES, agent_schema, coordinator_schema,
+                                       coordinator_tokens, read_action, read_signals)
 from multi_agent.massa.observations import AssetView, PublicContext
 from multi_agent.massa.prompting import AGENT, COORDINATOR, agent_prompt, coordinator_prompt, messages
 from multi_agent.massa.settings import MassaLLMSettings

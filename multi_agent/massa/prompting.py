@@ -57,7 +57,7 @@ def coordinator_prompt(public: PublicContext) -> str:
     ])
 
 
-def agent_prompt(view: AssetView, signal: str, step: float, order: tuple[str, ...] = tuple(NOTCHES)) -> str:
+def agent_prompt(view: AssetView, signal: str, step: float, order: tuple[str, ...]) -> str:
     """An agent's user message: its stock, its window, its sleeve, its signal and the actions' changes,
     the actions listed in `order`."""
     notch = step / view.agents
