@@ -40,34 +40,41 @@ class EarnMoreSettings(BaseModel):
     mlp_ratio: float = Field(2.0, gt=0)
     hidden: int = Field(16, ge=4)
     """Width of the per-token MLPs of actor and critics."""
+    shared_encoder: bool = False
+    """One encoder for actor and critics (trained by the actor and auxiliary losses, read detached by the
+    critics), or (False) the critics' own encoder, trained by the critic loss (SB3's default for SAC)."""
     temperature: float = Field(0.2, gt=0)
     """T of w = softmax(a/T), a ∈ [−1, 1]^{N+1}."""
-    cash: bool = True
+    cash: bool = False
     """Whether the policy may hold cash (the original's CLS weight); False: always fully invested."""
-    timesteps: int = Field(2000, ge=1)
+    timesteps: int = Field(20_000, ge=1)
     learning_starts: int = Field(200, ge=0)
     batch_size: int = Field(32, ge=1)
     buffer_size: int = Field(10_000, ge=1)
-    train_freq: int = Field(2, ge=1)
+    train_freq: int = Field(1, ge=1)
     """Environment steps per SAC gradient step."""
     ent_coef_init: float = Field(0.01, gt=0)
     """Initial entropy coefficient α of the automatic tuning (SB3 `ent_coef="auto_<α>"`)."""
     learning_rate: float = Field(1e-3, gt=0)
     aux_learning_rate: float = Field(1e-3, gt=0)
-    gamma: float = Field(0.9, ge=0, le=1)
+    gamma: float = Field(0.0, ge=0, le=1)
     tau: float = Field(0.005, gt=0, le=1)
     rec_weight: float = Field(1.0, ge=0)
     """λ_rec of the reconstruction loss."""
     beta_weight: float = Field(1.0, ge=0)
     """λ_β of the penalty on weight placed on masked stocks."""
     reward_scale: float = Field(100.0, gt=0)
+    excess: bool = True
+    """Reward the log return in excess of the unmasked stocks at equal weight (env.PoolEnv)."""
     horizon: int = Field(64, ge=1)
     fee: float = Field(1e-3, ge=0)
     """Fee per side as a fraction (the task's fee_bps / 1e4)."""
-    mask_mean: float = 0.7
-    mask_std: float = 0.1
-    mask_low: float = 0.6
+    mask_mean: float = 0.4
+    mask_std: float = 0.3
+    mask_low: float = 0.0
     mask_high: float = 0.8
+    """The training mask ratio ρ ~ TruncNormal(mask_mean, mask_std) on [mask_low, mask_high] (the original:
+    0.7, 0.1 on [0.6, 0.8], which never shows the policy the whole universe it serves unmasked)."""
 
 
 def build_policy(config: dict[str, Any]) -> EarnMorePolicy:
@@ -79,7 +86,7 @@ def build_policy(config: dict[str, Any]) -> EarnMorePolicy:
                           features_extractor_class=TokenExtractor,
                           features_extractor_kwargs={"embed_dim": settings.embed_dim, "heads": settings.heads,
                                                      "mlp_ratio": settings.mlp_ratio},
-                          share_features_extractor=True, hidden=settings.hidden)
+                          share_features_extractor=settings.shared_encoder, hidden=settings.hidden)
 
 
 def load_policy(folder: str | Path) -> Checkpoint:

@@ -10,7 +10,14 @@ and f the fee per side:
 
     turnover τ = Σ_i |w_i − w̃_i|          (stocks only; one-way traded value / equity)
     growth   G = (1 − f·τ)·(w_0 + Σ_i w_i r_i)
-    reward   = scale · ln G               (the log return of portfolio value, net of fees)
+    reward   = scale · (ln G − b)         (the log return of portfolio value, net of fees)
+
+with b = 0 (`excess=False`, the original's reward on log value) or b = ln(Σ_i (1 − m_i)·r_i / Σ_i (1 − m_i)),
+the log return of the unmasked stocks held at equal weight (`excess=True`). b depends on the mask
+and the market, never on the action, so it shifts every Q(s, a) of a state by the same amount and
+leaves the (soft-)optimal policy unchanged; what it removes from the sampled rewards is the market
+factor every fully invested portfolio shares (its daily std is 0.8-1.8 % on the synthetic market,
+against 0.6 % for a stock's hidden alpha), the noise the critic would otherwise have to average out.
 
 (1 − f·τ) is the first-order form of the task's post-cost equity E' = E − f·Σ|w_i E' − h_i|; the
 two differ by O(f²τ²). The mask m_t is drawn every step: ⌊ρN⌉ stocks, ρ ~ TruncNormal(0.7, 0.1)
@@ -47,7 +54,7 @@ class PoolEnv(gym.Env):
 
     def __init__(self, windows: np.ndarray, opens: np.ndarray, fee: float = 1e-3, temperature: float = 0.2,
                  horizon: int = 64, reward_scale: float = 100.0, mask_ratio: MaskRatio | None = None,
-                 cash: bool = True):
+                 cash: bool = True, excess: bool = False):
         super().__init__()
         if windows.shape[0] != opens.shape[0] or windows.shape[1] != opens.shape[1]:
             raise ValueError(f"windows {windows.shape} and opens {opens.shape} disagree on bars or stocks")
@@ -56,7 +63,7 @@ class PoolEnv(gym.Env):
         self.windows = windows.astype(np.float32)
         self.opens = opens.astype(np.float64)
         self.fee, self.temperature, self.horizon, self.reward_scale = fee, temperature, horizon, reward_scale
-        self.cash = cash
+        self.cash, self.excess = cash, excess
         self.mask_ratio = mask_ratio or MaskRatio()
         n_stocks = windows.shape[1]
         self.observation_space = observation_space(n_stocks, windows.shape[2], windows.shape[3])
@@ -91,8 +98,9 @@ class PoolEnv(gym.Env):
         growth = (1.0 - self.fee * turnover) * gross
         self._drifted = weights[1:] * relative / gross
         info = {"log_return": float(np.log(growth)), "turnover": turnover,
-                "masked_weight": float(weights[1:] @ self._mask)}
+                "masked_weight": float(weights[1:] @ self._mask),
+                "baseline": float(np.log(relative[self._mask == 0].mean())) if self.excess else 0.0}
         self._bar += 1
         self._steps += 1
         truncated = self._bar > self.last_decision_bar or self._steps >= self.horizon
-        return self._observation(), self.reward_scale * info["log_return"], False, truncated, info
+        return self._observation(), self.reward_scale * (info["log_return"] - info["baseline"]), False, truncated, info

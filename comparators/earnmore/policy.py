@@ -16,7 +16,8 @@ target entropy −(N+1)); `EarnMoreSAC.train` adds, after each of them, one step
 L_aux = λ_rec·L_rec + λ_β·L_β on a fresh replay batch (the original's separate `rep` and `beta`
 optimiser steps), over the encoder, its decoder and the actor. With `share_features_extractor`
 the encoder is the actor's (SB3 trains a shared extractor with the actor loss; the critics read it
-detached).
+detached); without it (`EarnMoreSettings.shared_encoder=False`, the default, as SB3's SAC) the twin
+critics have their own encoder, trained by the critic loss, and the auxiliary step trains the actor's.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
     env = PoolEnv(windows, opens, fee=settings.fee, temperature=settings.temperature, horizon=settings.horizon,
                   reward_scale=settings.reward_scale,
                   mask_ratio=MaskRatio(settings.mask_mean, settings.mask_std, settings.mask_low, settings.mask_high),
-                  cash=settings.cash)
+                  cash=settings.cash, excess=settings.excess)
     wall, cpu = time.perf_counter(), time.process_time()
     with single_threaded_torch(), TrainingLog(out / "log", total=settings.timesteps // log_every,
                                               description=f"earnmore seed {seed}", progress=progress) as log:
@@ -110,7 +110,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
             policy_kwargs={"features_extractor_class": TokenExtractor,
                            "features_extractor_kwargs": {"embed_dim": settings.embed_dim, "heads": settings.heads,
                                                          "mlp_ratio": settings.mlp_ratio},
-                           "share_features_extractor": True, "hidden": settings.hidden})
+                           "share_features_extractor": settings.shared_encoder, "hidden": settings.hidden})
         callback = LogCallback(log, log_every)
         model.learn(total_timesteps=settings.timesteps, callback=callback)
     config = {**settings.model_dump(), "tickers": tickers, "n_features": int(windows.shape[-1]),

@@ -42,4 +42,4 @@ def test_a_missing_checkpoint_makes_the_row_not_run_with_its_train_command():
     frameworks, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0])
     assert "EarnMore" not in frameworks
     assert facts["EarnMore"]["status"].startswith("not run")
-    assert "python -m comparators.earnmore.train --seed 0 --out outputs/train/earnmore/seed-0" in facts["EarnMore"]["status"]
+    assert "python -m comparators.earnmore.train --seed 0 --out outputs/train/earnmore/iid-alpha/seed-0" in facts["EarnMore"]["status"]
