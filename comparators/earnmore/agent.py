@@ -67,6 +67,9 @@ class EarnMoreSettings(BaseModel):
     excess: bool = True
     """Reward the log return in excess of the unmasked stocks at equal weight (env.PoolEnv)."""
     horizon: int = Field(64, ge=1)
+    select_every: int = Field(2_000, ge=0)
+    """Score the policy on the validation split every this many steps and keep the best weights
+    (`selection`); 0: keep the last."""
     fee: float = Field(1e-3, ge=0)
     """Fee per side as a fraction (the task's fee_bps / 1e4)."""
     mask_mean: float = 0.4

@@ -6,9 +6,10 @@ the synthetic market's informative channel) and, for the control (`shuffle_seed`
 column around a random cycle of the stocks at every date (`cross_section_shuffle`): the channel
 keeps its distribution and loses each stock's own information, in training and trading alike.
 
-`training_arrays` is what the training environment needs: the standardised windows
-(T, N, days, F) of the training window's common bars, their opening prices (T, N), and the
-`Standardiser` fitted on those bars only.
+`split_arrays` is what the training environment and the validation need: the standardised
+windows (T, N, days, F) of a split's common bars and their opening prices (T, N), standardised
+with the `Standardiser` given, or one fitted on those bars (the training split's, whose statistics
+every other split then uses).
 """
 
 from __future__ import annotations
@@ -49,12 +50,14 @@ def common_dates(frames: Mapping[str, pd.DataFrame], start: pd.Timestamp, end: p
     return dates
 
 
-def training_arrays(view: MarketView, tickers: Sequence[str], channels: Mapping[str, str], days: int,
-                    start: pd.Timestamp, end: pd.Timestamp, shuffle_seed: int | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, Standardiser, pd.DatetimeIndex]:
-    """(windows (T, N, days, F), opens (T, N), the standardiser fitted on [start, end], the T dates)."""
+def split_arrays(view: MarketView, tickers: Sequence[str], channels: Mapping[str, str], days: int,
+                 start: pd.Timestamp, end: pd.Timestamp, shuffle_seed: int | None = None,
+                 standardiser: Standardiser | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, Standardiser, pd.DatetimeIndex]:
+    """(windows (T, N, days, F), opens (T, N), the standardiser (fitted on [start, end] when none is
+    given), the T dates)."""
     frames = universe_features(view, tickers, channels, shuffle_seed)
     dates = common_dates(frames, start, end)
-    standardiser = Standardiser.fit(list(frames.values()), start, end)
+    standardiser = standardiser or Standardiser.fit(list(frames.values()), start, end)
     opens = np.stack([view.bars(ticker)["open"].reindex(dates).to_numpy(dtype=float) for ticker in tickers], axis=1)
     return panel(frames, dates, days, standardiser), opens, standardiser, dates

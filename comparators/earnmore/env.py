@@ -38,6 +38,16 @@ from comparators.earnmore.actions import action_weights
 from comparators.earnmore.model import MaskRatio, random_mask
 
 
+def rebalance(weights: np.ndarray, drifted: np.ndarray, relative: np.ndarray, fee: float
+              ) -> tuple[float, float, np.ndarray]:
+    """One day of the module docstring's accounting: (ln G, turnover τ, the stock weights drifted to
+    the next open) for weights (N+1,) on cash + N stocks, the holdings `drifted` (N,) they replace and
+    the stocks' price relatives (N,) from this fill to the next."""
+    turnover = float(np.abs(weights[1:] - drifted).sum())
+    gross = weights[0] + float(weights[1:] @ relative)
+    return float(np.log((1.0 - fee * turnover) * gross)), turnover, weights[1:] * relative / gross
+
+
 def observation_space(n_stocks: int, days: int, n_features: int) -> spaces.Dict:
     """{"windows": (N, W, F) reals, "mask": (N,) in {0, 1}} (1 = masked)."""
     return spaces.Dict({"windows": spaces.Box(-np.inf, np.inf, (n_stocks, days, n_features), np.float32),
@@ -93,11 +103,8 @@ class PoolEnv(gym.Env):
         weights = action_weights(torch.as_tensor(action, dtype=torch.float32).reshape(1, -1),
                                  self.temperature, cash=self.cash)[0].double().numpy()
         relative = self.opens[self._bar + 2] / self.opens[self._bar + 1]
-        turnover = float(np.abs(weights[1:] - self._drifted).sum())
-        gross = weights[0] + float(weights[1:] @ relative)
-        growth = (1.0 - self.fee * turnover) * gross
-        self._drifted = weights[1:] * relative / gross
-        info = {"log_return": float(np.log(growth)), "turnover": turnover,
+        log_return, turnover, self._drifted = rebalance(weights, self._drifted, relative, self.fee)
+        info = {"log_return": log_return, "turnover": turnover,
                 "masked_weight": float(weights[1:] @ self._mask),
                 "baseline": float(np.log(relative[self._mask == 0].mean())) if self.excess else 0.0}
         self._bar += 1

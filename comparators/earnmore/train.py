@@ -12,8 +12,11 @@ Writes FOLDER/checkpoint (`weights.pt`, `config.json`, `training.json`: `compara
 and FOLDER/log (`log.csv` and `tensorboard/`: `comparators.training_log`):
 every `--log-every` environment steps the mean reward, log return, turnover and weight on masked
 stocks of those steps, and SAC's latest losses (critic, actor, entropy coefficient) with the
-reconstruction loss and the masked-weight penalty. `training.json` has the seed, the window,
-wall and CPU seconds, and the first and last logged reconstruction losses.
+reconstruction loss and the masked-weight penalty. Every `--select-every` steps (default 2,000;
+0: off) the policy is scored on the suite's validation split and the best-scoring weights are the
+checkpoint's (`selection`: the deterministic policy's daily log return over equal weight's, net of
+fees). `training.json` has the seed, the window, wall and CPU seconds, the first and last logged
+reconstruction losses, and the selection curve with the selected step.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from comparators.checkpoint import save_checkpoint
 from comparators.earnmore.agent import EarnMoreSettings
-from comparators.earnmore.data import training_arrays
+from comparators.earnmore.data import split_arrays
 from comparators.earnmore.env import PoolEnv
 from comparators.earnmore.model import MaskRatio
 from comparators.earnmore.policy import EarnMorePolicy, EarnMoreSAC, TokenExtractor
+from comparators.earnmore.selection import SelectionCallback
 from comparators.training_log import TrainingLog
 from pydantic import ValidationError
 
@@ -91,8 +95,12 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
     data = instantiate_or_explain(cfg.data, "data")
     start, end = pd.Timestamp(cfg.split.train.start), pd.Timestamp(cfg.split.train.end)
     view = MarketView(data, data.trading_days(tickers[0], start, end)[-1])
-    windows, opens, standardiser, dates = training_arrays(view, tickers, settings.channels, settings.days,
-                                                          start, end, settings.shuffle_seed)
+    windows, opens, standardiser, dates = split_arrays(view, tickers, settings.channels, settings.days,
+                                                       start, end, settings.shuffle_seed)
+    valid_start, valid_end = pd.Timestamp(cfg.split.valid.start), pd.Timestamp(cfg.split.valid.end)
+    valid_view = MarketView(data, data.trading_days(tickers[0], valid_start, valid_end)[-1])
+    valid_windows, valid_opens, _, _ = split_arrays(valid_view, tickers, settings.channels, settings.days,
+                                                    valid_start, valid_end, settings.shuffle_seed, standardiser)
     env = PoolEnv(windows, opens, fee=settings.fee, temperature=settings.temperature, horizon=settings.horizon,
                   reward_scale=settings.reward_scale,
                   mask_ratio=MaskRatio(settings.mask_mean, settings.mask_std, settings.mask_low, settings.mask_high),
@@ -112,7 +120,10 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
                                                          "mlp_ratio": settings.mlp_ratio},
                            "share_features_extractor": settings.shared_encoder, "hidden": settings.hidden})
         callback = LogCallback(log, log_every)
-        model.learn(total_timesteps=settings.timesteps, callback=callback)
+        selection = SelectionCallback(valid_windows, valid_opens, settings.fee, settings.temperature, settings.cash,
+                                      settings.select_every, log, log_every) if settings.select_every else None
+        model.learn(total_timesteps=settings.timesteps, callback=[callback, selection] if selection else callback)
+        selected = selection.restore() if selection else None
     config = {**settings.model_dump(), "tickers": tickers, "n_features": int(windows.shape[-1]),
               "standardiser": standardiser.to_dict()}
     facts = {"seed": seed, "suite": str(cfg.name), "train": {"start": str(dates[0].date()), "end": str(dates[-1].date()),
@@ -121,7 +132,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
              "train_wall_s": round(time.perf_counter() - wall, 1), "train_cpu_s": round(time.process_time() - cpu, 1),
              "reconstruction_loss": {"first": callback.reconstruction[0] if callback.reconstruction else None,
                                      "last": callback.reconstruction[-1] if callback.reconstruction else None},
-             "libraries": library_versions()}
+             "selection": selected, "libraries": library_versions()}
     facts["fingerprint"] = save_checkpoint(out / CHECKPOINT_DIR, model.policy, config, facts)
     return facts
 
