@@ -47,7 +47,7 @@ class EarnMoreSettings(BaseModel):
     """T of w = softmax(a/T), a ∈ [−1, 1]^{N+1}."""
     cash: bool = False
     """Whether the policy may hold cash (the original's CLS weight); False: always fully invested."""
-    timesteps: int = Field(20_000, ge=1)
+    timesteps: int = Field(30_000, ge=1)
     learning_starts: int = Field(200, ge=0)
     batch_size: int = Field(32, ge=1)
     buffer_size: int = Field(10_000, ge=1)
