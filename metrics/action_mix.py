@@ -78,4 +78,4 @@ def mix_columns(mix: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "top action": [f"{r.top_action} {format_value(r.top_share, 100.0, 1)} %" for r in mix.itertuples()],
         "action entropy bits": mix["entropy"].map(lambda v: format_value(v, digits=2)).to_numpy(),
-    }, index=mix.index)
+    }, index=mix.index, dtype=object)

@@ -46,6 +46,7 @@ from comparators.alphamix.router import router_loss
 from comparators.alphamix.selection import greedy_selection, top_k_profit
 from comparators.checkpoint import save_checkpoint
 from comparators.features import Standardiser
+from comparators.market_match import training_bars
 from comparators.training_log import TrainingLog
 from configs import CONFIG_DIR
 from core.config_keys import typed_config
@@ -227,6 +228,7 @@ def train(out: Path, seed: int, suite: str, overrides: list[str], spec: FeatureS
         "experts": [{key: value for key, value in e.items() if key != "state"} for e in experts],
         "router_loss": router_final, "greedy": greedy, "mixtures": scores,
         "data": OmegaConf.to_container(cfg.data, resolve=True),
+        "train_bars": training_bars(view, tickers, splits.train.start, splits.train.end),
         "train_wall_s": round(time.perf_counter() - started, 2),
         "train_cpu_s": round(time.process_time() - cpu_started, 2),
         "torch_threads": threads, "load_average_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],

@@ -40,6 +40,7 @@ from comparators.earnmore.env import PoolEnv
 from comparators.earnmore.model import MaskRatio
 from comparators.earnmore.policy import EarnMorePolicy, EarnMoreSAC, TokenExtractor
 from comparators.earnmore.selection import SelectionCallback
+from comparators.market_match import training_bars
 from comparators.training_log import TrainingLog
 from pydantic import ValidationError
 
@@ -132,6 +133,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
              "train_wall_s": round(time.perf_counter() - wall, 1), "train_cpu_s": round(time.process_time() - cpu, 1),
              "reconstruction_loss": {"first": callback.reconstruction[0] if callback.reconstruction else None,
                                      "last": callback.reconstruction[-1] if callback.reconstruction else None},
+             "train_bars": training_bars(view, tickers, start, end),
              "selection": selected, "libraries": library_versions()}
     facts["fingerprint"] = save_checkpoint(out / CHECKPOINT_DIR, model.policy, config, facts)
     return facts

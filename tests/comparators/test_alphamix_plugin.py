@@ -1,5 +1,5 @@
 """AlphaMix trained on a tiny universe: checkpoint round trip, fingerprint, the plugin through the runner,
-and a missing checkpoint reported as not run."""
+a market other than the training one refused, and a missing checkpoint reported as not run."""
 
 from __future__ import annotations
 
@@ -117,6 +117,14 @@ def test_a_pool_restricts_the_ranking(trained):
     (context,) = _contexts(data, data.frame("TEC1").index[-20], pool=("TEC1", "FIN2"))
     decision = framework.decide([context])[0]
     assert {n for n, w in decision.weights.items() if w > 0 and n != CASH} == {"TEC1", "FIN2"}
+
+
+def test_a_checkpoint_refuses_a_market_with_other_training_bars(trained):
+    root, _, _ = trained
+    other = instantiate_or_explain(market_config("portfolio_duel", [*OVERRIDES, "data.seed=1"]).data, "data")
+    framework = AlphaMix({0: str(root / "seed-0")}, top_k=2)
+    with pytest.raises(ConfigError, match="trained on other bars than this run's market shows over its training window"):
+        framework.decide(_contexts(other, other.frame("TEC1").index[-20]))
 
 
 def test_a_missing_checkpoint_is_a_not_run_row_with_its_command_and_a_bad_one_a_line(tmp_path):

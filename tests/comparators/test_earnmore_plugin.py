@@ -43,3 +43,15 @@ def test_a_missing_checkpoint_makes_the_row_not_run_with_its_train_command():
     assert "EarnMore" not in frameworks
     assert facts["EarnMore"]["status"].startswith("not run")
     assert "python -m comparators.earnmore.train --seed 0 --out outputs/train/earnmore/iid-alpha/seed-0" in facts["EarnMore"]["status"]
+
+
+@pytest.mark.slow
+def test_a_checkpoint_served_another_market_fails_its_decisions_with_one_line(tmp_path):
+    folder, _ = train_tiny(tmp_path / "train", seed=0)
+    metrics = run_in_process(tmp_path / "run", "+suite=earnmore", *tiny_overrides(), "seeds=[0]", "data.seed=1",
+                             f"rows.trained.EarnMore.checkpoints={{0: {folder}}}", "~rows.trained.EarnMore-shuffled")
+    decisions = pd.read_parquet(metrics.parent / "decisions.parquet")
+    errors = decisions.loc[decisions["framework"] == "EarnMore", "error"]
+    assert len(errors) == 15 and errors.notna().all()
+    assert errors.str.contains(f"the checkpoint {folder} was trained on other bars than this run's market shows "
+                               "over its training window 2018-01-01 .. 2018-12-31", regex=False).all()
