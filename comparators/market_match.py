@@ -5,7 +5,7 @@ tickers of its universe in order, of each ticker's name and the float64 bytes of
 low and close over the bars dated in [start, end] (its training window). A run whose market has
 other bars over that window (another data seed, another `alpha_persistence`, other stocks under the
 same names) would trade with weights fitted to a market it does not show: `check_served_market`
-refuses it with one line before any decision.
+refuses it with one line before any decision, as it refuses a checkpoint without the fact.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ def training_bars(view: MarketView, tickers: Sequence[str], start: pd.Timestamp,
 def check_served_market(facts: Mapping, view: MarketView, tickers: Sequence[str], name: str, folder: str) -> None:
     """A ConfigError naming `folder` when `view`'s bars over the checkpoint's training window are not
     the ones it was trained on (module docstring)."""
+    if "train_bars" not in facts:
+        raise ConfigError(f"{name}: the checkpoint {folder} holds no record of the bars it was trained on "
+                          f"(training.json has no train_bars: it predates the check): train it again")
     trained = facts["train_bars"]
     served = training_bars(view, tickers, pd.Timestamp(trained["start"]), pd.Timestamp(trained["end"]))
     if served["sha256"] != trained["sha256"]:

@@ -4,6 +4,7 @@ a market other than the training one refused, and a missing checkpoint reported 
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -125,6 +126,16 @@ def test_a_checkpoint_refuses_a_market_with_other_training_bars(trained):
     framework = AlphaMix({0: str(root / "seed-0")}, top_k=2)
     with pytest.raises(ConfigError, match="trained on other bars than this run's market shows over its training window"):
         framework.decide(_contexts(other, other.frame("TEC1").index[-20]))
+
+
+def test_a_checkpoint_without_its_training_bars_is_refused_with_one_line(trained, tmp_path):
+    root, _, data = trained
+    shutil.copytree(root / "seed-0", tmp_path / "old")
+    facts = json.loads((tmp_path / "old" / "training.json").read_text())
+    del facts["train_bars"]
+    (tmp_path / "old" / "training.json").write_text(json.dumps(facts))
+    with pytest.raises(ConfigError, match="holds no record of the bars it was trained on"):
+        AlphaMix({0: str(tmp_path / "old")}, top_k=2).decide(_contexts(data, data.frame("TEC1").index[-20]))
 
 
 def test_a_missing_checkpoint_is_a_not_run_row_with_its_command_and_a_bad_one_a_line(tmp_path):
