@@ -5,7 +5,8 @@ tickers of its universe in order, of each ticker's name and the float64 bytes of
 low and close over the bars dated in [start, end] (its training window). A run whose market has
 other bars over that window (another data seed, another `alpha_persistence`, other stocks under the
 same names) would trade with weights fitted to a market it does not show: `check_served_market`
-refuses it with one line before any decision, as it refuses a checkpoint without the fact.
+refuses it with one line before any decision, as it refuses a checkpoint without the fact;
+`ServedMarketCheck` runs it once per seed of a plugin's checkpoints.
 """
 
 from __future__ import annotations
@@ -44,3 +45,15 @@ def check_served_market(facts: Mapping, view: MarketView, tickers: Sequence[str]
         raise ConfigError(f"{name}: the checkpoint {folder} was trained on other bars than this run's market shows "
                           f"over its training window {trained['start']} .. {trained['end']} (another data seed or "
                           f"market setting?): train it on this suite's market")
+
+
+class ServedMarketCheck:
+    """`check_served_market` once per seed of a plugin (`name`): later batches of a checked seed pass."""
+
+    def __init__(self, name: str):
+        self.name, self.checked = name, set()
+
+    def __call__(self, seed: int, facts: Mapping, view: MarketView, tickers: Sequence[str], folder: str) -> None:
+        if seed not in self.checked:
+            check_served_market(facts, view, tickers, self.name, folder)
+            self.checked.add(seed)

@@ -9,9 +9,9 @@ stock's up-probability from the mixture (`mixture`: `router` = as needed, `greed
 selective ensemble, `mean` = the whole pool) and answers weights 1/k on the k stocks with the
 highest up-probability (k = `top_k`, 4 as in the original; fewer when the pool has fewer members;
 ties broken by universe order) and 0 elsewhere, no cash. Within a pool (`context.pool`) only its
-members are ranked. The fees are the task's (the original traded without any). A checkpoint served a market whose
-bars over its training window differ from those it was trained on fails its decisions with one
-line (`comparators.market_match`).
+members are ranked. The fees are the task's (the original traded without any). A checkpoint
+served a market whose bars over its training window differ from those it was trained on fails its
+decisions with one line (`comparators.market_match`).
 
 Fan-out: the features of a batch are computed once per universe on the view of its latest
 decision (causal rows: the same numbers as deciding one day at a time). The trace's `extra`
@@ -31,8 +31,8 @@ import torch
 from comparators.alphamix.data import FeatureSpec, feature_frames, windows_at
 from comparators.alphamix.model import MIXTURES, AlphaMixModel
 from comparators.checkpoint import Checkpoint, load_checkpoint
-from comparators.market_match import check_served_market
 from comparators.features import Standardiser
+from comparators.market_match import ServedMarketCheck
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
@@ -56,7 +56,7 @@ class AlphaMix(TradingFramework):
         self.top_k, self.mixture = int(top_k), mixture
         self.models: dict[int, Checkpoint] = {seed: load_checkpoint(path, AlphaMixModel.from_config)
                                               for seed, path in self.paths.items()}
-        self.market_checked: set[int] = set()
+        self.check_market = ServedMarketCheck("alphamix")
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
@@ -76,10 +76,8 @@ class AlphaMix(TradingFramework):
             groups.setdefault((context.seed, context.ticker), []).append(i)
         for (seed, _), members in groups.items():
             require_seed(seed, self.models, "alphamix.checkpoints")
-            if seed not in self.market_checked:
-                check_served_market(self.models[seed].facts, batch[members[0]].view, self.models[seed].facts["tickers"],
-                                    "alphamix", self.paths[seed])
-                self.market_checked.add(seed)
+            self.check_market(seed, self.models[seed].facts, batch[members[0]].view, self.models[seed].facts["tickers"],
+                              self.paths[seed])
             for i, decision in zip(members, self._decide_universe(self.models[seed], [batch[i] for i in members])):
                 decisions[i] = decision
         return decisions

@@ -5,10 +5,11 @@ the universe up to t (OHLCV features and the checkpoint's record channels, stand
 checkpoint's train-split statistics) and returns the deterministic policy's weights on cash + the
 stocks. The stocks outside `context.pool` (the task's maskable pool) are masked: their tokens are
 the mask token and their weight is exactly 0, so one policy trained on the global pool serves any
-sub-pool. A checkpoint served a market whose bars over its training window differ from those it was
-trained on fails its decisions with one line (`comparators.market_match`). Fan-out: the feature tables are read once per batch on the view of its latest decision
-bar (it holds nothing after that bar) and each decision takes its own bar's rows — the same values
-as deciding one bar at a time, since every row depends only on what its bar's close could read.
+sub-pool. A checkpoint served a market whose bars over its training window differ from those it
+was trained on fails its decisions with one line (`comparators.market_match`). Fan-out: the feature
+tables are read once per batch on the view of its latest decision bar (it holds nothing after that
+bar) and each decision takes its own bar's rows — the same values as deciding one bar at a time,
+since every row depends only on what its bar's close could read.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from comparators.checkpoint import Checkpoint
 from comparators.earnmore.agent import load_policy, pool_weights
 from comparators.earnmore.data import universe_features
 from comparators.features import Standardiser, panel
-from comparators.market_match import check_served_market
+from comparators.market_match import ServedMarketCheck
 from core.errors import ConfigError
 from frameworks.base import TradingFramework
 from frameworks.seed_checkpoints import require_seed, seed_paths, seeds_fingerprint
@@ -40,7 +41,7 @@ class EarnMore(TradingFramework):
     def __init__(self, checkpoints: dict[int, str]):
         self.paths = seed_paths(checkpoints, "earnmore.checkpoints")
         self.checkpoints: dict[int, Checkpoint] = {seed: load_policy(path) for seed, path in self.paths.items()}
-        self.market_checked: set[int] = set()
+        self.check_market = ServedMarketCheck("earnmore")
 
     def fingerprint(self) -> str:
         """SHA-256 over each seed's checkpoint fingerprint (weights and config)."""
@@ -59,11 +60,9 @@ class EarnMore(TradingFramework):
         for seed in sorted({ctx.seed for ctx in batch}):
             require_seed(seed, self.checkpoints, "earnmore.checkpoints")
             members = [i for i, ctx in enumerate(batch) if ctx.seed == seed]
-            if seed not in self.market_checked:
-                checkpoint = self.checkpoints[seed]
-                check_served_market(checkpoint.facts, batch[members[0]].view, checkpoint.config["tickers"], "earnmore",
-                                    self.paths[seed])
-                self.market_checked.add(seed)
+            checkpoint = self.checkpoints[seed]
+            self.check_market(seed, checkpoint.facts, batch[members[0]].view, checkpoint.config["tickers"],
+                              self.paths[seed])
             for i, decision in zip(members, self._decide(self.checkpoints[seed], [batch[i] for i in members])):
                 decisions[i] = decision
         return decisions

@@ -20,9 +20,10 @@ factor every fully invested portfolio shares (its daily std is 0.8-1.8 % on the 
 against 0.6 % for a stock's hidden alpha), the noise the critic would otherwise have to average out.
 
 (1 − f·τ) is the first-order form of the task's post-cost equity E' = E − f·Σ|w_i E' − h_i|; the
-two differ by O(f²τ²). The mask m_t is drawn every step: ⌊ρN⌉ stocks, ρ ~ TruncNormal(0.7, 0.1)
-on [0.6, 0.8] (`model.MaskRatio`). An episode starts at a uniformly drawn bar and lasts `horizon`
-steps or until the window ends (truncation, not termination: the market goes on).
+two differ by O(f²τ²). The mask m_t is drawn every step: ⌊ρN⌉ stocks, ρ ~ the `model.MaskRatio`
+given (by default the original's TruncNormal(0.7, 0.1) on [0.6, 0.8]; training passes its
+settings'). An episode starts at a uniformly drawn bar and lasts `horizon` steps or until the
+window ends (truncation, not termination: the market goes on).
 """
 
 from __future__ import annotations

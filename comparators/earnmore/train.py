@@ -40,6 +40,7 @@ from comparators.earnmore.env import PoolEnv
 from comparators.earnmore.model import MaskRatio
 from comparators.earnmore.policy import EarnMorePolicy, EarnMoreSAC, TokenExtractor
 from comparators.earnmore.selection import SelectionCallback
+from comparators.features import Standardiser
 from comparators.market_match import training_bars
 from comparators.training_log import TrainingLog
 from pydantic import ValidationError
@@ -98,10 +99,6 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
     view = MarketView(data, data.trading_days(tickers[0], start, end)[-1])
     windows, opens, standardiser, dates = split_arrays(view, tickers, settings.channels, settings.days,
                                                        start, end, settings.shuffle_seed)
-    valid_start, valid_end = pd.Timestamp(cfg.split.valid.start), pd.Timestamp(cfg.split.valid.end)
-    valid_view = MarketView(data, data.trading_days(tickers[0], valid_start, valid_end)[-1])
-    valid_windows, valid_opens, _, _ = split_arrays(valid_view, tickers, settings.channels, settings.days,
-                                                    valid_start, valid_end, settings.shuffle_seed, standardiser)
     env = PoolEnv(windows, opens, fee=settings.fee, temperature=settings.temperature, horizon=settings.horizon,
                   reward_scale=settings.reward_scale,
                   mask_ratio=MaskRatio(settings.mask_mean, settings.mask_std, settings.mask_low, settings.mask_high),
@@ -121,8 +118,7 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
                                                          "mlp_ratio": settings.mlp_ratio},
                            "share_features_extractor": settings.shared_encoder, "hidden": settings.hidden})
         callback = LogCallback(log, log_every)
-        selection = SelectionCallback(valid_windows, valid_opens, settings.fee, settings.temperature, settings.cash,
-                                      settings.select_every, log, log_every) if settings.select_every else None
+        selection = selection_callback(settings, cfg, data, tickers, standardiser, log, log_every)
         model.learn(total_timesteps=settings.timesteps, callback=[callback, selection] if selection else callback)
         selected = selection.restore() if selection else None
     config = {**settings.model_dump(), "tickers": tickers, "n_features": int(windows.shape[-1]),
@@ -137,6 +133,20 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
              "selection": selected, "libraries": library_versions()}
     facts["fingerprint"] = save_checkpoint(out / CHECKPOINT_DIR, model.policy, config, facts)
     return facts
+
+
+def selection_callback(settings: EarnMoreSettings, cfg: DictConfig, data: Any, tickers: list[str],
+                       standardiser: Standardiser, log: TrainingLog, log_every: int) -> SelectionCallback | None:
+    """The validation-split scorer (`selection`) on the suite's `split.valid`, standardised with the
+    training statistics; None when `select_every` is 0."""
+    if not settings.select_every:
+        return None
+    start, end = pd.Timestamp(cfg.split.valid.start), pd.Timestamp(cfg.split.valid.end)
+    view = MarketView(data, data.trading_days(tickers[0], start, end)[-1])
+    windows, opens, _, _ = split_arrays(view, tickers, settings.channels, settings.days, start, end,
+                                        settings.shuffle_seed, standardiser)
+    return SelectionCallback(windows, opens, settings.fee, settings.temperature, settings.cash, settings.select_every,
+                             log, log_every)
 
 
 def settings_parser() -> argparse.ArgumentParser:
