@@ -40,6 +40,10 @@ class EarnMoreSettings(BaseModel):
     mlp_ratio: float = Field(2.0, gt=0)
     hidden: int = Field(16, ge=4)
     """Width of the per-token MLPs of actor and critics."""
+    stock_identity: bool = True
+    """A learned position embedding per stock in the encoder (the original's). False: every stock goes through
+    the same function of its own window and the others' (permutation-equivariant), so the policy cannot tie a
+    weight to a stock's place in the universe, e.g. to the stocks that rose in the training window."""
     shared_encoder: bool = False
     """One encoder for actor and critics (trained by the actor and auxiliary losses, read detached by the
     critics), or (False) the critics' own encoder, trained by the critic loss (SB3's default for SAC)."""
@@ -57,6 +61,9 @@ class EarnMoreSettings(BaseModel):
     """Initial entropy coefficient α of the automatic tuning (SB3 `ent_coef="auto_<α>"`)."""
     learning_rate: float = Field(1e-3, gt=0)
     aux_learning_rate: float = Field(1e-3, gt=0)
+    final_lr_fraction: float = Field(1.0, gt=0, le=1)
+    """Every learning rate (SAC's and the auxiliary step's) falls linearly from its value to this fraction of
+    it over the run (1: constant)."""
     gamma: float = Field(0.0, ge=0, le=1)
     tau: float = Field(0.005, gt=0, le=1)
     rec_weight: float = Field(1.0, ge=0)
@@ -79,6 +86,11 @@ class EarnMoreSettings(BaseModel):
     """The training mask ratio ρ ~ TruncNormal(mask_mean, mask_std) on [mask_low, mask_high] (the original:
     0.7, 0.1 on [0.6, 0.8], which never shows the policy the whole universe it serves unmasked)."""
 
+    def extractor_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of `policy.TokenExtractor` (the encoder's shape)."""
+        return {"embed_dim": self.embed_dim, "heads": self.heads, "mlp_ratio": self.mlp_ratio,
+                "stock_identity": self.stock_identity}
+
 
 def build_policy(config: dict[str, Any]) -> EarnMorePolicy:
     """The SB3 policy a checkpoint's config describes (settings + `tickers` + `n_features`)."""
@@ -87,8 +99,7 @@ def build_policy(config: dict[str, Any]) -> EarnMorePolicy:
     return EarnMorePolicy(observation_space(n_stocks, settings.days, int(config["n_features"])),
                           action_space(n_stocks), lambda _: settings.learning_rate,
                           features_extractor_class=TokenExtractor,
-                          features_extractor_kwargs={"embed_dim": settings.embed_dim, "heads": settings.heads,
-                                                     "mlp_ratio": settings.mlp_ratio},
+                          features_extractor_kwargs=settings.extractor_kwargs(),
                           share_features_extractor=settings.shared_encoder, hidden=settings.hidden)
 
 

@@ -10,7 +10,9 @@ A state is a window x ∈ R^{N×W×F}: N stocks, their last W = `days` feature r
   uniformly (`random_mask`); at test time the stocks outside the pool are the masked ones.
 - Encoder: h = LN(Block([c; ẽ_1..ẽ_N] + P)), c the CLS token, P a learned position (stock identity)
   embedding, Block one pre-norm transformer layer (multi-head self-attention + GELU MLP). The
-  N + 1 output tokens (CLS first) are the state the SAC actor and critics read.
+  N + 1 output tokens (CLS first) are the state the SAC actor and critics read. Without P
+  (`stock_identity=False`) the encoder is permutation-equivariant: permuting the stocks permutes
+  their output tokens and leaves CLS unchanged, so nothing it computes depends on a stock's place.
 - Decoder: x̂_i = Linear(LN(Block'(h)))_i ∈ R^{W·F}, one more transformer layer; the
   reconstruction loss is the MSE over the masked stocks only,
   L_rec = Σ_i m_i‖x̂_i − vec(x_i)‖² / (W·F·Σ_i m_i).
@@ -56,21 +58,22 @@ class MaskedStockEncoder(nn.Module):
     """Stock tokens → one transformer layer with CLS and mask tokens; a one-layer decoder for L_rec."""
 
     def __init__(self, n_stocks: int, days: int, n_features: int, embed_dim: int = 64, heads: int = 4,
-                 mlp_ratio: float = 4.0):
+                 mlp_ratio: float = 4.0, stock_identity: bool = True):
         super().__init__()
         self.n_stocks, self.days, self.n_features, self.embed_dim = n_stocks, days, n_features, embed_dim
         window = days * n_features
         self.embed = nn.Linear(window, embed_dim)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
         self.mask_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
-        self.position = nn.Parameter(torch.zeros(1, n_stocks + 1, embed_dim))
+        self.position = nn.Parameter(torch.zeros(1, n_stocks + 1, embed_dim)) if stock_identity else None
         self.encoder = transformer_layer(embed_dim, heads, mlp_ratio)
         self.norm = nn.LayerNorm(embed_dim)
         self.decoder = transformer_layer(embed_dim, heads, mlp_ratio)
         self.decoder_norm = nn.LayerNorm(embed_dim)
         self.reconstruct = nn.Linear(embed_dim, window)
         for parameter in (self.cls_token, self.mask_token, self.position):
-            nn.init.trunc_normal_(parameter, std=0.02)
+            if parameter is not None:
+                nn.init.trunc_normal_(parameter, std=0.02)
 
     def encode(self, windows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Tokens h ∈ R^{B×(N+1)×D} (CLS first) of windows (B, N, W, F) under mask (B, N), 1 = masked."""
@@ -78,7 +81,8 @@ class MaskedStockEncoder(nn.Module):
         masked = mask.unsqueeze(-1).to(tokens.dtype)
         tokens = tokens * (1.0 - masked) + self.mask_token * masked
         cls = self.cls_token.expand(tokens.shape[0], -1, -1)
-        hidden = self.encoder(torch.cat([cls, tokens], dim=1) + self.position)
+        tokens = torch.cat([cls, tokens], dim=1)
+        hidden = self.encoder(tokens if self.position is None else tokens + self.position)
         return self.norm(hidden)
 
     def reconstruction_loss(self, windows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -31,6 +31,7 @@ from stable_baselines3 import SAC
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.sac.policies import Actor, SACPolicy
 from stable_baselines3.common.policies import ContinuousCritic
+from stable_baselines3.common.utils import LinearSchedule, update_learning_rate
 from torch import nn
 
 from comparators.earnmore.actions import masked_weight
@@ -40,10 +41,11 @@ from comparators.earnmore.model import MaskedStockEncoder
 class TokenExtractor(BaseFeaturesExtractor):
     """The encoder's N + 1 output tokens, flattened: features_dim = (N + 1)·D."""
 
-    def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, heads: int = 4, mlp_ratio: float = 4.0):
+    def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, heads: int = 4, mlp_ratio: float = 4.0,
+                 stock_identity: bool = True):
         n_stocks, days, n_features = observation_space["windows"].shape
         super().__init__(observation_space, features_dim=(n_stocks + 1) * embed_dim)
-        self.encoder = MaskedStockEncoder(n_stocks, days, n_features, embed_dim, heads, mlp_ratio)
+        self.encoder = MaskedStockEncoder(n_stocks, days, n_features, embed_dim, heads, mlp_ratio, stock_identity)
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.encoder.encode(observations["windows"], observations["mask"]).flatten(1)
@@ -131,9 +133,13 @@ class EarnMoreSAC(SAC):
     """SB3's SAC plus one auxiliary step per gradient step: λ_rec·L_rec + λ_β·L_β (module docstring)."""
 
     def __init__(self, *args: Any, temperature: float = 0.2, rec_weight: float = 1.0, beta_weight: float = 1.0,
-                 aux_lr: float = 3e-4, cash: bool = True, **kwargs: Any):
+                 aux_lr: float = 3e-4, cash: bool = True, final_lr_fraction: float = 1.0, **kwargs: Any):
         self.temperature, self.rec_weight, self.beta_weight, self.aux_lr = temperature, rec_weight, beta_weight, aux_lr
         self.cash = cash
+        self.aux_schedule = LinearSchedule(aux_lr, aux_lr * final_lr_fraction, 1.0)
+        if final_lr_fraction != 1.0:
+            learning_rate = kwargs["learning_rate"]
+            kwargs["learning_rate"] = LinearSchedule(learning_rate, learning_rate * final_lr_fraction, 1.0)
         super().__init__(*args, **kwargs)
 
     def _setup_model(self) -> None:
@@ -154,6 +160,7 @@ class EarnMoreSAC(SAC):
 
     def train(self, gradient_steps: int, batch_size: int = 64) -> None:
         reconstructions, penalties = [], []
+        update_learning_rate(self.aux_optimizer, self.aux_schedule(self._current_progress_remaining))
         for _ in range(gradient_steps):
             super().train(1, batch_size)
             batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)

@@ -112,10 +112,9 @@ def train(settings: EarnMoreSettings, cfg: DictConfig, seed: int, out: Path, log
             batch_size=settings.batch_size, tau=settings.tau, gamma=settings.gamma,
             train_freq=settings.train_freq, ent_coef=f"auto_{settings.ent_coef_init}",
             temperature=settings.temperature, rec_weight=settings.rec_weight, beta_weight=settings.beta_weight,
-            aux_lr=settings.aux_learning_rate, cash=settings.cash,
+            aux_lr=settings.aux_learning_rate, cash=settings.cash, final_lr_fraction=settings.final_lr_fraction,
             policy_kwargs={"features_extractor_class": TokenExtractor,
-                           "features_extractor_kwargs": {"embed_dim": settings.embed_dim, "heads": settings.heads,
-                                                         "mlp_ratio": settings.mlp_ratio},
+                           "features_extractor_kwargs": settings.extractor_kwargs(),
                            "share_features_extractor": settings.shared_encoder, "hidden": settings.hidden})
         callback = LogCallback(log, log_every)
         selection = selection_callback(settings, cfg, data, tickers, standardiser, log, log_every)
