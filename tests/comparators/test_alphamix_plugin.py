@@ -138,7 +138,8 @@ def test_a_checkpoint_without_its_training_bars_is_refused_with_one_line(trained
         AlphaMix({0: str(tmp_path / "old")}, top_k=2).decide(_contexts(data, data.frame("TEC1").index[-20]))
 
 
-def test_a_missing_checkpoint_is_a_not_run_row_with_its_command_and_a_bad_one_a_line(tmp_path):
+def test_a_missing_checkpoint_is_a_not_run_row_with_its_command_and_a_bad_one_a_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)          # the suite's relative checkpoint paths: none exists here
     cfg = market_config("portfolio_duel", [])
     rows, facts = expand_rows(cfg.frameworks, cfg.rows, cfg.get("backbones"), [0, 1, 2])
     assert "AlphaMix" not in rows
