@@ -130,7 +130,11 @@ class EarnMorePolicy(SACPolicy):
 
 
 class EarnMoreSAC(SAC):
-    """SB3's SAC plus one auxiliary step per gradient step: λ_rec·L_rec + λ_β·L_β (module docstring)."""
+    """SB3's SAC plus one auxiliary step per gradient step: λ_rec·L_rec + λ_β·L_β (module docstring).
+
+    With `final_lr_fraction` f < 1 every rate (actor, critics, entropy coefficient, auxiliary step)
+    follows η(p) = η·(f + (1 − f)·p), p = SB3's remaining progress (1 at the start, 0 at the end).
+    """
 
     def __init__(self, *args: Any, temperature: float = 0.2, rec_weight: float = 1.0, beta_weight: float = 1.0,
                  aux_lr: float = 3e-4, cash: bool = True, final_lr_fraction: float = 1.0, **kwargs: Any):
