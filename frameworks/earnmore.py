@@ -63,7 +63,7 @@ class EarnMore(TradingFramework):
             checkpoint = self.checkpoints[seed]
             self.check_market(seed, checkpoint.facts, batch[members[0]].view, checkpoint.config["tickers"],
                               self.paths[seed])
-            for i, decision in zip(members, self._decide(self.checkpoints[seed], [batch[i] for i in members])):
+            for i, decision in zip(members, self._decide(checkpoint, [batch[i] for i in members])):
                 decisions[i] = decision
         return decisions
 

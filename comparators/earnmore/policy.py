@@ -132,8 +132,9 @@ class EarnMorePolicy(SACPolicy):
 class EarnMoreSAC(SAC):
     """SB3's SAC plus one auxiliary step per gradient step: λ_rec·L_rec + λ_β·L_β (module docstring).
 
-    With `final_lr_fraction` f < 1 every rate (actor, critics, entropy coefficient, auxiliary step)
-    follows η(p) = η·(f + (1 − f)·p), p = SB3's remaining progress (1 at the start, 0 at the end).
+    Every rate (actor, critics, entropy coefficient, auxiliary step) follows
+    η(p) = η·(f + (1 − f)·p), f = `final_lr_fraction` (1: constant), p = SB3's remaining progress
+    (1 at the start, 0 at the end).
     """
 
     def __init__(self, *args: Any, temperature: float = 0.2, rec_weight: float = 1.0, beta_weight: float = 1.0,
@@ -141,9 +142,8 @@ class EarnMoreSAC(SAC):
         self.temperature, self.rec_weight, self.beta_weight, self.aux_lr = temperature, rec_weight, beta_weight, aux_lr
         self.cash = cash
         self.aux_schedule = LinearSchedule(aux_lr, aux_lr * final_lr_fraction, 1.0)
-        if final_lr_fraction != 1.0:
-            learning_rate = kwargs["learning_rate"]
-            kwargs["learning_rate"] = LinearSchedule(learning_rate, learning_rate * final_lr_fraction, 1.0)
+        learning_rate = kwargs["learning_rate"]
+        kwargs["learning_rate"] = LinearSchedule(learning_rate, learning_rate * final_lr_fraction, 1.0)
         super().__init__(*args, **kwargs)
 
     def _setup_model(self) -> None:
