@@ -15,9 +15,18 @@ HOLD sideways; the days balanced as in training): what GRPO's reward actually as
 expert's answer is a deterministic function of the news it read; the regime agrees with the news
 only in part, so this probe says how many labels the achievable accuracy costs.
 
+With `--learner reinforce` (needs `--target regime`) no label is shown: GRPO's signal on the
+answer token alone. For each day `--generations` answers are sampled from the policy's
+distribution over the three actions' first tokens, each rewarded with the recipe's R_result for
+the day's regime, and the update is the policy gradient of `reinforce_loss`; each line then
+also counts the episodes consumed (days × generations). Its curve against the supervised one,
+at the batch of a GRPO step (`--batch 2 --generations 8`), says how many episodes the answer
+costs when nothing else in the episode carries the advantage and the news is always read.
+
     python -m training.answer_probe outputs/train/cpu_tiny/seed-0/warm_start/policy
     python -m training.answer_probe PATH --epochs 8 --lr 1e-3 --episodes 384 --held-out 96 --seed 0
     python -m training.answer_probe PATH --target regime
+    python -m training.answer_probe PATH --target regime --learner reinforce --batch 2 --generations 8
 
 The market, splits, tickers and the recipe's protocol and model settings are those of
 `configs/train_single_agent.yaml` (`--override` takes Hydra overrides, e.g. `train=cpu_tiny`).
@@ -40,6 +49,7 @@ from core.config_keys import typed_config
 from frameworks.registry import instantiate_or_explain
 from market.decision import Action
 from market.regime import ACTION_OF_REGIME
+from single_agent.rewards import RewardConfig
 from market.splits import Splits
 from single_agent.tags import ANSWER_OPEN
 from training.config import TrainConfig
@@ -79,6 +89,34 @@ def accuracy(model, examples, firsts: torch.Tensor) -> float:
     return hits / len(examples)
 
 
+def answer_logits(model, examples) -> torch.Tensor:
+    """(examples, 3): the logits of the actions' first tokens after each example's context."""
+    return torch.stack([model(ids[None]).logits[0, -1] for ids, _ in examples])
+
+
+def reward_table(reward: RewardConfig) -> torch.Tensor:
+    """(label, action) -> R_result: row i is the regime whose action is the i-th `Action`."""
+    regime_of = {action: regime for regime, action in ACTION_OF_REGIME.items()}
+    return torch.tensor([[reward.result_matrix[regime_of[label.value]][action] for action in Action]
+                         for label in Action])
+
+
+def reinforce_loss(logits: torch.Tensor, labels: torch.Tensor, rewards: torch.Tensor, generations: int,
+                   generator: torch.Generator) -> torch.Tensor:
+    """The policy-gradient loss of `generations` sampled answers per example.
+
+    a ~ softmax(logits) per example and draw; R = rewards[label, a]; A = (R − mean of the
+    example's R) / (std of A over the batch + 1e-4), GRPO's `scale_rewards: batch`;
+    loss = −mean over examples and draws of A · log π(a). Its gradient is an unbiased estimate
+    of −∇ E[R] scaled by the batch std."""
+    log_probs = torch.log_softmax(logits, dim=-1)
+    answers = torch.multinomial(log_probs.detach().exp(), generations, replacement=True, generator=generator)
+    returns = rewards[labels[:, None], answers]
+    advantages = returns - returns.mean(dim=1, keepdim=True)
+    advantages = advantages / (advantages.std() + 1e-4)
+    return -(advantages * log_probs.gather(1, answers)).mean()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", help="a policy folder (e.g. a warm start's policy/)")
@@ -89,8 +127,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", choices=["expert", "regime"], default="expert",
                         help="label: the expert's answer, or the regime's action on balanced days")
+    parser.add_argument("--learner", choices=["supervised", "reinforce"], default="supervised",
+                        help="reinforce: sampled answers rewarded with R_result, no label shown (needs --target regime)")
+    parser.add_argument("--batch", type=int, default=8, help="days per update")
+    parser.add_argument("--generations", type=int, default=8, help="reinforce: answers sampled per day")
     parser.add_argument("--override", nargs="*", default=[], help="Hydra overrides of configs/train_single_agent.yaml")
     args = parser.parse_args()
+    if args.learner == "reinforce" and args.target != "regime":
+        parser.error("--learner reinforce rewards the regime's action: it needs --target regime")
     with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("train_single_agent", overrides=args.override)
     config = typed_config(TrainConfig, OmegaConf.to_container(cfg.train, resolve=True), "train")
@@ -122,19 +166,26 @@ def main() -> None:
     train, held_out = sets["train"], sets["held-out"]
     print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {accuracy(model, held_out, firsts):.3f}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    rewards, generator, episodes = reward_table(reward), torch.Generator().manual_seed(args.seed), 0
     model.train()
     for epoch in range(args.epochs):
         order, total = np.random.default_rng(args.seed + epoch).permutation(len(train)), 0.0
-        for begin in range(0, len(order), 8):
+        for begin in range(0, len(order), args.batch):
             optimizer.zero_grad()
-            batch = order[begin:begin + 8]
-            loss = sum(torch.nn.functional.cross_entropy(model(train[i][0][None]).logits[0, -1:, firsts],
-                                                         torch.tensor([train[i][1]])) for i in batch) / len(batch)
+            batch = [train[i] for i in order[begin:begin + args.batch]]
+            logits, labels = answer_logits(model, batch)[:, firsts], torch.tensor([label for _, label in batch])
+            if args.learner == "reinforce":
+                loss = reinforce_loss(logits, labels, rewards, args.generations, generator)
+                episodes += len(batch) * args.generations
+            else:
+                loss = torch.nn.functional.cross_entropy(logits, labels)
             loss.backward()
             optimizer.step()
             total += loss.item() * len(batch)
-        print(f"epoch {epoch + 1}: answer loss {total / len(train):.3f}, train {accuracy(model, train, firsts):.3f}, "
-              f"held-out {accuracy(model, held_out, firsts):.3f} ({time.perf_counter() - started:.0f} s)", flush=True)
+        consumed = f", {episodes} episodes" if args.learner == "reinforce" else ""
+        print(f"epoch {epoch + 1}: {args.learner} loss {total / len(train):.3f}, train {accuracy(model, train, firsts):.3f}, "
+              f"held-out {accuracy(model, held_out, firsts):.3f}{consumed} ({time.perf_counter() - started:.0f} s)",
+              flush=True)
 
 
 if __name__ == "__main__":

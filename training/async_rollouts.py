@@ -30,7 +30,7 @@ from transformers import TrainerCallback
 from training.checkpoints import checkpoint_dir
 from training.episode_stats import episode_stats
 from training.rollout_worker import WorkerSetup, worker_main
-from training.rollouts import trl_batch
+from training.rollouts import LossMask, choice_mask, trl_batch
 from training.sample_groups import SampleGroup, WorkerFailure
 from training.weight_sync import CONTEXT, SharedWeights
 
@@ -44,12 +44,13 @@ class AsyncRollouts:
     """The rollout process and its samples, seen from the trainer (see the module docstring)."""
 
     def __init__(self, setup: WorkerSetup, weights: SharedWeights, output_dir: Path, *, informative_tool: str,
-                 trajectory_filter: bool, resume_step: int = 0) -> None:
+                 trajectory_filter: bool, mask: LossMask = choice_mask, resume_step: int = 0) -> None:
         self.setup = setup
         self.weights = weights
         self.settings = setup.settings
         self.informative_tool = informative_tool
         self.trajectory_filter = trajectory_filter
+        self.mask = mask
         self.log_path = Path(output_dir) / GROUPS_LOG
         self.rows: list[dict[str, Any]] = []
         if self.log_path.is_file() and resume_step > 0:
@@ -124,7 +125,7 @@ class AsyncRollouts:
         regimes = [group.row["regime"] for group in self.batch for _ in group.episodes]
         trainer.log_rollout({**episode_stats(episodes, regimes, self.informative_tool),
                              "rollout_s": max(group.rollout_s for group in self.batch)})
-        return trl_batch(episodes, self.trajectory_filter)
+        return trl_batch(episodes, self.trajectory_filter, self.mask)
 
     def stop(self) -> None:
         """Tell the process to stop, drain its queue so it can exit, terminate it after STOP_S."""

@@ -33,6 +33,7 @@ from training.grpo import grpo_arguments, sampling_params
 from training.policy_model import lora_config
 from training.reward_functions import reward_functions, token_counter
 from training.rollout_worker import WorkerSetup
+from training.rollouts import loss_mask
 from training.weight_sync import SharedWeights
 
 
@@ -108,7 +109,8 @@ def async_grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: Tra
         model = get_peft_model(model, lora_config(config.model.lora))
     samples = AsyncRollouts(worker_setup(config, protocol, data, prompts, start, seed), SharedWeights(model),
                             output_dir, informative_tool=config.informative_tool,
-                            trajectory_filter=config.trajectory_filter, resume_step=checkpoint_step(resume))
+                            trajectory_filter=config.trajectory_filter, mask=loss_mask(config.loss_tokens, tokenizer),
+                            resume_step=checkpoint_step(resume))
     functions, reward_weights = reward_functions(reward, token_counter(tokenizer), config.result_reward, seed)
     return AsyncAgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, reward_weights, seed),

@@ -254,6 +254,9 @@ class TrainConfig(_Strict):
         default="real", description="shuffled: the proof's control, each step's R_result values permuted across its "
                                     "episodes (training.reward_functions)")
     trajectory_filter: bool = Field(description="leave episodes without a valid answer out of the loss")
+    loss_tokens: Literal["chosen", "decisions"] = Field(
+        default="chosen", description="the tokens an episode's advantage and KL fall on: every token the model chose, "
+                                      "or those outside its think blocks (training.rollouts.decision_mask)")
     tool_curriculum: ToolCurriculum | None
     fast_paths: FastPaths = Field(default_factory=FastPaths, description="exact fast forward passes (FastPaths)")
     asynchronous: AsyncSettings | None = Field(default=None, description="mode async's settings "

@@ -72,7 +72,8 @@ def grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: TrainConf
     engine = rollout_engine(model, tokenizer, f"policy-{config.name}")
     rollouts = EpisodeRollouts(engine, protocol, data, sampling_params(config, protocol),
                                constrained=config.constrained, seed=seed, informative_tool=config.informative_tool,
-                               trajectory_filter=config.trajectory_filter, curriculum=config.tool_curriculum)
+                               trajectory_filter=config.trajectory_filter, curriculum=config.tool_curriculum,
+                               loss_tokens=config.loss_tokens)
     functions, weights = reward_functions(reward, token_counter(tokenizer), config.result_reward, seed)
     return AgentGRPOTrainer(
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, weights, seed),

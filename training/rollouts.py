@@ -14,7 +14,10 @@ holds them (the sampled ids as sampled, the tool-response fragments between turn
 therefore get no loss and no gradient) with 0 also on the tokens the grammar forced (`forced`:
 the model made no choice there, so neither the policy gradient nor the KL term acts on them;
 their unconstrained log-probability, often tiny, would otherwise give the KL estimator
-spikes of many nats and drift with every advantage); `logprobs`, the sampling log-probability of each sampled
+spikes of many nats and drift with every advantage). With `loss_tokens: decisions` it is 0 on
+the think blocks too (`decision_mask`): the episode's advantage then falls only on what the
+model decided (to call or answer, which tool with which arguments, the answer), not on the
+reasoning text, which in the tiny recipe is most of the chosen tokens; `logprobs`, the sampling log-probability of each sampled
 token (None on the others; TRL recomputes them with the policy and keeps these as
 `sampling_per_token_logps`); and the extra field `episode` that the reward functions read.
 """
@@ -22,7 +25,8 @@ token (None on the others; TRL recomputes them with the policy and keeps these a
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import pandas as pd
 from transformers import TrainerCallback
@@ -34,9 +38,14 @@ from single_agent.episode import Episode, TokenRecord
 from single_agent.offered_tools import protocol_toolset
 from single_agent.protocol import Protocol
 from single_agent.rollout import EpisodeStart, TokenPolicy, derive_seed, roll_out
+from single_agent.tags import THINK_CLOSE
 from training.config import ToolCurriculum
 from training.episode_stats import episode_stats
 from training.tool_curriculum import CallBudgetPolicy
+
+
+LossTokens = Literal["chosen", "decisions"]
+LossMask = Callable[[TokenRecord], list[int]]
 
 
 def choice_mask(record: TokenRecord) -> list[int]:
@@ -45,14 +54,48 @@ def choice_mask(record: TokenRecord) -> list[int]:
     return [int(m and not f) for m, f in zip(record.model_mask, forced)]
 
 
-def trl_batch(episodes: list[Episode], trajectory_filter: bool) -> dict[str, Any]:
-    """The rollout_func result for finished episodes; with `trajectory_filter`, an episode
-    without a valid answer gets an all-zero `env_mask` (it stays in its group's reward mean but
-    contributes no loss)."""
+def thinking_mask(record: TokenRecord, tokenizer: Any) -> list[int]:
+    """1 on each turn's think block: a turn is a run of sampled tokens, and its block runs from
+    the turn's first token through the token whose decoding completes `</think>` (a turn without
+    one has no block)."""
+    ids, sampled = record.completion_ids, record.model_mask
+    mask = [0] * len(ids)
+    start = 0
+    while start < len(ids):
+        if not sampled[start]:
+            start += 1
+            continue
+        end = start
+        while end < len(ids) and sampled[end]:
+            end += 1
+        closed = next((k for k in range(start, end) if THINK_CLOSE in tokenizer.decode(ids[start:k + 1])), None)
+        if closed is not None:
+            mask[start:closed + 1] = [1] * (closed + 1 - start)
+        start = end
+    return mask
+
+
+def decision_mask(record: TokenRecord, tokenizer: Any) -> list[int]:
+    """`choice_mask` without the think blocks (`thinking_mask`): the chosen tokens of the actions."""
+    return [int(c and not t) for c, t in zip(choice_mask(record), thinking_mask(record, tokenizer))]
+
+
+def loss_mask(loss_tokens: LossTokens, tokenizer: Any) -> LossMask:
+    """The mask of the tokens an episode's advantage falls on: every chosen token (`chosen`) or
+    the chosen tokens outside the think blocks (`decisions`)."""
+    if loss_tokens == "chosen":
+        return choice_mask
+    return lambda record: decision_mask(record, tokenizer)
+
+
+def trl_batch(episodes: list[Episode], trajectory_filter: bool, mask: LossMask = choice_mask) -> dict[str, Any]:
+    """The rollout_func result for finished episodes, `env_mask` from `mask`; with
+    `trajectory_filter`, an episode without a valid answer gets an all-zero `env_mask` (it stays
+    in its group's reward mean but contributes no loss)."""
     records = [e.tokens for e in episodes]
     if any(r is None or not r.completion_ids for r in records):
         raise ValueError("every episode needs a TokenRecord with at least one completion token")
-    masks = [[0] * len(r.model_mask) if trajectory_filter and e.fallback else choice_mask(r)
+    masks = [[0] * len(r.model_mask) if trajectory_filter and e.fallback else mask(r)
              for e, r in zip(episodes, records)]
     return {"prompt_ids": [r.prompt_ids for r in records], "completion_ids": [r.completion_ids for r in records],
             "logprobs": [r.logprobs for r in records], "env_mask": masks, "episode": episodes}
@@ -64,7 +107,7 @@ class EpisodeRollouts:
 
     def __init__(self, policy: TokenPolicy, protocol: Protocol, data: MarketData, params: SamplingParams, *,
                  constrained: bool, seed: int, informative_tool: str, trajectory_filter: bool = False,
-                 curriculum: ToolCurriculum | None = None) -> None:
+                 curriculum: ToolCurriculum | None = None, loss_tokens: LossTokens = "chosen") -> None:
         if curriculum is not None and not constrained:
             raise ValueError("a tool curriculum narrows the grammar: it needs constrained rollouts")
         self.policy = policy
@@ -76,6 +119,7 @@ class EpisodeRollouts:
         self.informative_tool = informative_tool
         self.trajectory_filter = trajectory_filter
         self.curriculum = curriculum
+        self.mask = loss_mask(loss_tokens, policy.tokenizer)
 
     def starts(self, rows: list[dict[str, Any]], step: int) -> list[EpisodeStart]:
         """One start per row: its ticker and date, a fresh tool set, seed derive_seed(seed, step, index)."""
@@ -100,7 +144,7 @@ class EpisodeRollouts:
                             constrained=self.constrained, return_logprobs=True)
         stats = episode_stats(episodes, [row["regime"] for row in rows], self.informative_tool)
         trainer.log_rollout({**stats, "rollout_s": time.perf_counter() - started})
-        return trl_batch(episodes, self.trajectory_filter)
+        return trl_batch(episodes, self.trajectory_filter, self.mask)
 
 
 class ClearRolloutCache(TrainerCallback):

@@ -1,5 +1,6 @@
-"""The supervised answer probe (training/answer_probe.py): its examples stop right before the
-expert's answer and carry that answer as the label; its accuracy is the argmax over the actions."""
+"""The answer probe (training/answer_probe.py): its examples stop right before the expert's answer
+and carry that answer as the label; its accuracy is the argmax over the actions; its reinforce
+learner rewards sampled answers with the recipe's R_result and climbs towards the rewarded one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import torch
 
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Action
-from training.answer_probe import accuracy, answer_examples, first_answer_tokens
+from single_agent.rewards import load_reward_config
+from training.answer_probe import accuracy, answer_examples, first_answer_tokens, reinforce_loss, reward_table
 from training.config import ModelConfig
 from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine
@@ -38,3 +40,29 @@ def test_examples_end_at_the_answer_and_accuracy_counts_argmax_hits(cache_root, 
     relabelled = answer_examples(episodes, tokenizer, regimes)
     assert [list(Action)[label] for _, label in relabelled] == [Action.BUY, Action.SELL, Action.HOLD] * 2
     assert all(torch.equal(ids, same) for (ids, _), (same, _) in zip(relabelled, examples))
+
+
+def test_the_reward_table_is_the_recipes_result_matrix():
+    reward = load_reward_config("compact")
+    table = reward_table(reward)
+    for row, regime in enumerate(["bullish", "bearish", "sideways"]):
+        assert table[row].tolist() == [reward.result_matrix[regime][action] for action in Action]
+        assert int(table[row].argmax()) == row          # the regime's own action earns the most
+
+
+def test_the_policy_gradient_climbs_to_the_rewarded_answer_without_a_label_and_stays_put_without_signal():
+    rewards = reward_table(load_reward_config("compact"))
+    labels = torch.tensor([0, 1, 2, 0])                   # bullish, bearish, sideways, bullish days
+    logits = torch.zeros(4, 3, requires_grad=True)
+    optimizer = torch.optim.SGD([logits], lr=1.0)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(60):
+        optimizer.zero_grad()
+        reinforce_loss(logits, labels, rewards, generations=8, generator=generator).backward()
+        optimizer.step()
+    chosen = torch.softmax(logits, dim=-1)[torch.arange(4), labels]
+    assert (chosen > 0.6).all()                           # from 1/3 each
+
+    flat = torch.zeros(2, 3, requires_grad=True)          # every answer earns the same: no advantage
+    reinforce_loss(flat, torch.tensor([0, 1]), torch.ones(3, 3), generations=8, generator=generator).backward()
+    assert flat.grad.abs().max() == 0

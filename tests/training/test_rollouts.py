@@ -15,7 +15,7 @@ from single_agent.rollout import EpisodeStart, roll_out
 from single_agent.scripted_policy import ScriptedPolicy
 from training.config import ModelConfig, ToolCurriculum
 from training.policy_model import load_policy, rollout_engine
-from training.rollouts import EpisodeRollouts, trl_batch
+from training.rollouts import EpisodeRollouts, choice_mask, decision_mask, loss_mask, thinking_mask, trl_batch
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +94,36 @@ def test_a_curriculum_needs_constrained_rollouts(engine, compact, market):
     with pytest.raises(ValueError, match="constrained"):
         EpisodeRollouts(engine, compact, market, SamplingParams(), constrained=False, seed=0,
                         informative_tool="get_news_data", curriculum=ToolCurriculum(start_calls=1, steps_per_call=1))
+
+
+def test_the_decision_mask_leaves_the_think_blocks_out(engine, compact, market):
+    turns = iter(['<think>Next: get_news_data.</think>\n<tool_call>{"name": "get_news_data", "arguments": '
+                  '{"ticker": "ALFA"}}</tool_call>',
+                  "<think>All planned results are read; now the answer.</think>\n<answer>SELL</answer>"])
+    day = market.frame("ALFA").index[40]
+    start = EpisodeStart("ALFA", day, protocol_toolset(compact, MarketView(market, day)), seed=0)
+    [episode] = roll_out(ScriptedPolicy(lambda _: next(turns), engine, "scripted"), compact, [start], SamplingParams(),
+                         constrained=False)
+    record, tokenizer = episode.tokens, engine.tokenizer
+    thinking, decisions = thinking_mask(record, tokenizer), decision_mask(record, tokenizer)
+    assert len(thinking) == len(decisions) == len(record.completion_ids)
+
+    def text(mask):
+        return tokenizer.decode([t for t, m in zip(record.completion_ids, mask) if m])
+
+    assert text(thinking) == "<think>Next: get_news_data.</think><think>All planned results are read; now the answer.</think>"
+    chosen = text(decisions)
+    assert "get_news_data" in chosen and "<answer>SELL</answer>" in chosen and "think" not in chosen
+    assert "tool_response" not in chosen     # the tool results stay out, as in every mask
+    assert trl_batch([episode], False, loss_mask("decisions", tokenizer))["env_mask"] == [decisions]
+    assert trl_batch([episode], False, loss_mask("chosen", tokenizer))["env_mask"] == [choice_mask(record)]
+
+
+@pytest.mark.slow
+def test_forced_tokens_stay_out_of_the_decision_mask(engine, compact, market):
+    out = rollouts(engine, compact, market, loss_tokens="decisions")(rows(market, "ALFA", 1, 2),
+                                                                     trainer_at(0, rows(market, "ALFA", 1, 2)))
+    for episode, mask in zip(out["episode"], out["env_mask"]):
+        assert mask == decision_mask(episode.tokens, engine.tokenizer)
+        assert not any(m and f for m, f in zip(mask, episode.tokens.forced))
+        assert 0 < sum(mask) < sum(choice_mask(episode.tokens))
