@@ -29,6 +29,7 @@ from transformers import TrainerCallback
 
 from training.checkpoints import checkpoint_dir
 from training.episode_stats import episode_stats
+from training.log_files import rewrite_csv
 from training.rollout_worker import WorkerSetup, worker_main
 from training.rollouts import LossMask, choice_mask, trl_batch
 from training.sample_groups import SampleGroup, WorkerFailure
@@ -109,8 +110,7 @@ class AsyncRollouts:
                 kept.append(group)
             else:
                 dropped += 1
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(self.rows).to_csv(self.log_path, index=False)
+        rewrite_csv(self.rows, self.log_path)
         stalenesses = [g.staleness(trainer_version) for g in kept]
         self.batch = kept
         return kept, {"staleness_mean": sum(stalenesses) / len(stalenesses), "staleness_max": max(stalenesses),

@@ -5,7 +5,8 @@ KL, lengths, step time; our `episodes/*` statistics) becomes a row keyed by `ste
 optimizer step), `wall_s` (seconds since this log was opened, plus the time logged before a
 resume) and `cpu_s` (this process's CPU seconds, likewise: on a shared machine the honest
 measure of work). On a resumed run the rows after the checkpoint's step are dropped first, so the file
-reads as one uninterrupted run. The file is rewritten whole at each log (a few hundred rows).
+reads as one uninterrupted run. The file is rewritten whole at each log (a few hundred rows),
+atomically (`training.log_files`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 from transformers import TrainerCallback
+
+from training.log_files import rewrite_csv
 
 TRAINING_KEYS = ("reward", "loss")
 """A log holding one of these is a training step's log (not the end-of-training summary)."""
@@ -40,5 +43,4 @@ class StepLog(TrainerCallback):
         wall_s = self.offset_s + time.perf_counter() - self.opened
         cpu_s = self.offset_cpu_s + time.process_time() - self.opened_cpu
         self.rows.append({"step": state.global_step, "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3), **logs})
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(self.rows).to_csv(self.path, index=False, float_format="%.6g")
+        rewrite_csv(self.rows, self.path, float_format="%.6g")

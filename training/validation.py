@@ -38,6 +38,7 @@ from metrics.episodes import AVERAGE_TICKER, episode_metrics
 from single_agent.protocol import Protocol
 from single_agent.rewards import RewardConfig, regime_label, result_reward
 from training.checkpoints import POLICY_DIR, checkpoint_dir
+from training.log_files import rewrite_csv
 
 FRAMEWORK = "alphaquanter"
 ENGINE_OVERRIDES = ["path=null", "batch_wait_ms=0", "kv_cache_mb=512"]
@@ -118,7 +119,7 @@ class Validation(TrainerCallback):
     def _validate(self, step: int, policy: Path) -> None:
         scores = validate_policy(policy, self.setup, self.output_dir / "validation" / f"step-{step}")
         self.rows.append({"step": step, **{k: round(float(v), 6) if np.isfinite(v) else v for k, v in scores.items()}})
-        pd.DataFrame(self.rows).to_csv(self.path, index=False)
+        rewrite_csv(self.rows, self.path)
         shown = ", ".join(f"{k} {v:.3g}" for k, v in scores.items())
         print(f"validation at step {step}: {shown}", flush=True)
 
