@@ -80,18 +80,30 @@ def answer_examples(episodes, tokenizer,
     return examples
 
 
+def answer_logits(model, examples, firsts: torch.Tensor) -> torch.Tensor:
+    """(examples, 3): the logits of the actions' first tokens after each example's context."""
+    return torch.stack([model(ids[None]).logits[0, -1, firsts] for ids, _ in examples])
+
+
 def accuracy(model, examples, firsts: torch.Tensor) -> float:
-    """Share of examples whose argmax over the actions' first tokens is the expert's."""
+    """Share of examples whose argmax over the actions' first tokens is the label."""
+    return scores(model, examples, firsts)["accuracy"]
+
+
+def scores(model, examples, firsts: torch.Tensor) -> dict[str, float]:
+    """`accuracy` (argmax); `sampled`, the mean over examples of π(label) with π the softmax over
+    the three actions: the accuracy of answers sampled from the policy, what GRPO's regime
+    accuracy measures; and each action's mean probability (a policy that has collapsed onto one
+    answer puts ~1 on it)."""
     model.eval()
     with torch.no_grad():
-        hits = sum(int(model(ids[None]).logits[0, -1, firsts].argmax()) == label for ids, label in examples)
+        probs = torch.softmax(answer_logits(model, examples, firsts), dim=-1)
     model.train()
-    return hits / len(examples)
-
-
-def answer_logits(model, examples) -> torch.Tensor:
-    """(examples, 3): the logits of the actions' first tokens after each example's context."""
-    return torch.stack([model(ids[None]).logits[0, -1] for ids, _ in examples])
+    labels = torch.tensor([label for _, label in examples])
+    shares = probs.mean(dim=0).tolist()
+    return {"accuracy": int((probs.argmax(dim=-1) == labels).sum()) / len(labels),
+            "sampled": float(probs[torch.arange(len(labels)), labels].mean()),
+            **{action.value: share for action, share in zip(Action, shares)}}
 
 
 def reward_table(reward: RewardConfig) -> torch.Tensor:
@@ -102,19 +114,21 @@ def reward_table(reward: RewardConfig) -> torch.Tensor:
 
 
 def reinforce_loss(logits: torch.Tensor, labels: torch.Tensor, rewards: torch.Tensor, generations: int,
-                   generator: torch.Generator) -> torch.Tensor:
+                   generator: torch.Generator, entropy_coef: float = 0.0) -> torch.Tensor:
     """The policy-gradient loss of `generations` sampled answers per example.
 
     a ~ softmax(logits) per example and draw; R = rewards[label, a]; A = (R − mean of the
     example's R) / (std of A over the batch + 1e-4), GRPO's `scale_rewards: batch`;
-    loss = −mean over examples and draws of A · log π(a). Its gradient is an unbiased estimate
-    of −∇ E[R] scaled by the batch std."""
+    loss = −mean over examples and draws of A · log π(a) − c · mean over examples of H(π), with
+    H the entropy (nats) of the answer distribution and c = `entropy_coef`. Without the entropy
+    term its gradient is an unbiased estimate of −∇ E[R] scaled by the batch std."""
     log_probs = torch.log_softmax(logits, dim=-1)
     answers = torch.multinomial(log_probs.detach().exp(), generations, replacement=True, generator=generator)
     returns = rewards[labels[:, None], answers]
     advantages = returns - returns.mean(dim=1, keepdim=True)
     advantages = advantages / (advantages.std() + 1e-4)
-    return -(advantages * log_probs.gather(1, answers)).mean()
+    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
+    return -(advantages * log_probs.gather(1, answers)).mean() - entropy_coef * entropy.mean()
 
 
 def main() -> None:
@@ -131,6 +145,7 @@ def main() -> None:
                         help="reinforce: sampled answers rewarded with R_result, no label shown (needs --target regime)")
     parser.add_argument("--batch", type=int, default=8, help="days per update")
     parser.add_argument("--generations", type=int, default=8, help="reinforce: answers sampled per day")
+    parser.add_argument("--entropy-coef", type=float, default=0.0, help="reinforce: weight of the answer entropy bonus")
     parser.add_argument("--override", nargs="*", default=[], help="Hydra overrides of configs/train_single_agent.yaml")
     args = parser.parse_args()
     if args.learner == "reinforce" and args.target != "regime":
@@ -173,9 +188,9 @@ def main() -> None:
         for begin in range(0, len(order), args.batch):
             optimizer.zero_grad()
             batch = [train[i] for i in order[begin:begin + args.batch]]
-            logits, labels = answer_logits(model, batch)[:, firsts], torch.tensor([label for _, label in batch])
+            logits, labels = answer_logits(model, batch, firsts), torch.tensor([label for _, label in batch])
             if args.learner == "reinforce":
-                loss = reinforce_loss(logits, labels, rewards, args.generations, generator)
+                loss = reinforce_loss(logits, labels, rewards, args.generations, generator, args.entropy_coef)
                 episodes += len(batch) * args.generations
             else:
                 loss = torch.nn.functional.cross_entropy(logits, labels)
@@ -183,9 +198,11 @@ def main() -> None:
             optimizer.step()
             total += loss.item() * len(batch)
         consumed = f", {episodes} episodes" if args.learner == "reinforce" else ""
+        held = scores(model, held_out, firsts)
+        shares = " / ".join(f"{held[action.value]:.2f}" for action in Action)
         print(f"epoch {epoch + 1}: {args.learner} loss {total / len(train):.3f}, train {accuracy(model, train, firsts):.3f}, "
-              f"held-out {accuracy(model, held_out, firsts):.3f}{consumed} ({time.perf_counter() - started:.0f} s)",
-              flush=True)
+              f"held-out {held['accuracy']:.3f} (sampled {held['sampled']:.3f}, BUY / SELL / HOLD {shares}){consumed} "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,14 @@ learner rewards sampled answers with the recipe's R_result and climbs towards th
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 import torch
 
 from llm_backends.tiny import TinySpec, ensure_tiny
 from market.decision import Action
 from single_agent.rewards import load_reward_config
-from training.answer_probe import accuracy, answer_examples, first_answer_tokens, reinforce_loss, reward_table
+from training.answer_probe import (accuracy, answer_examples, first_answer_tokens, reinforce_loss, reward_table,
+                                   scores)
 from training.config import ModelConfig
 from training.demonstrations import demonstration_episodes
 from training.policy_model import load_policy, rollout_engine
@@ -24,16 +26,21 @@ def test_examples_end_at_the_answer_and_accuracy_counts_argmax_hits(cache_root, 
                                       randomise=False, terse=True)
     examples = answer_examples(episodes, tokenizer)
     firsts = first_answer_tokens(tokenizer)
-    predicted = []
+    predicted, label_probs = [], []
     for (ids, label), episode in zip(examples, episodes):
         full = episode.tokens.prompt_ids + episode.tokens.completion_ids
         assert list(Action)[label] is episode.final_action
         assert ids.tolist() == full[:len(ids)] and tokenizer.decode(ids[-3:]).endswith("<answer>")
         assert full[len(ids)] == firsts[label]
         with torch.no_grad():
-            predicted.append(int(model(ids[None]).logits[0, -1, firsts].argmax()))
+            logits = model(ids[None]).logits[0, -1, firsts]
+        predicted.append(int(logits.argmax()))
+        label_probs.append(float(torch.softmax(logits, dim=-1)[label]))
     hits = sum(p == label for p, (_, label) in zip(predicted, examples))
     assert accuracy(model, examples, firsts) == hits / len(examples)
+    measured = scores(model, examples, firsts)
+    assert measured["sampled"] == pytest.approx(sum(label_probs) / len(label_probs), abs=1e-6)
+    assert sum(measured[action.value] for action in Action) == pytest.approx(1.0)
 
     regimes = {(episode.ticker, episode.date): regime
                for episode, regime in zip(episodes, ["bullish", "bearish", "sideways"] * 2)}
