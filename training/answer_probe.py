@@ -114,20 +114,25 @@ def reward_table(reward: RewardConfig) -> torch.Tensor:
 
 
 def reinforce_loss(logits: torch.Tensor, labels: torch.Tensor, rewards: torch.Tensor, generations: int,
-                   generator: torch.Generator, entropy_coef: float = 0.0) -> torch.Tensor:
+                   generator: torch.Generator, entropy_coef: float = 0.0, scale: bool = True) -> torch.Tensor:
     """The policy-gradient loss of `generations` sampled answers per example.
 
-    a ~ softmax(logits) per example and draw; R = rewards[label, a]; A = (R − mean of the
-    example's R) / (std of A over the batch + 1e-4), GRPO's `scale_rewards: batch`;
-    loss = −mean over examples and draws of A · log π(a) − c · mean over examples of H(π), with
-    H the entropy (nats) of the answer distribution and c = `entropy_coef`. Without the entropy
-    term its gradient is an unbiased estimate of −∇ E[R] scaled by the batch std."""
+    a ~ softmax(logits) per example and draw; R = rewards[label, a]; A = R − mean of the
+    example's R, divided by (std of A over the batch + 1e-4) with `scale` (GRPO's
+    `scale_rewards: batch`); loss = −mean over examples and draws of A · log π(a) − c · mean
+    over examples of H(π), with H the entropy (nats) of the answer distribution and c =
+    `entropy_coef`. Unscaled and without the entropy term its gradient is an unbiased estimate
+    of −∇ E[R] (times (G − 1)/G, the group mean being one of the G draws); with `generations`
+    0 it is that gradient exactly: loss = −mean over examples of Σ_a π(a) R[label, a]."""
     log_probs = torch.log_softmax(logits, dim=-1)
+    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
+    if generations == 0:
+        return -(log_probs.exp() * rewards[labels]).sum(dim=-1).mean() - entropy_coef * entropy.mean()
     answers = torch.multinomial(log_probs.detach().exp(), generations, replacement=True, generator=generator)
     returns = rewards[labels[:, None], answers]
     advantages = returns - returns.mean(dim=1, keepdim=True)
-    advantages = advantages / (advantages.std() + 1e-4)
-    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
+    if scale:
+        advantages = advantages / (advantages.std() + 1e-4)
     return -(advantages * log_probs.gather(1, answers)).mean() - entropy_coef * entropy.mean()
 
 
@@ -144,7 +149,9 @@ def main() -> None:
     parser.add_argument("--learner", choices=["supervised", "reinforce"], default="supervised",
                         help="reinforce: sampled answers rewarded with R_result, no label shown (needs --target regime)")
     parser.add_argument("--batch", type=int, default=8, help="days per update")
-    parser.add_argument("--generations", type=int, default=8, help="reinforce: answers sampled per day")
+    parser.add_argument("--generations", type=int, default=8,
+                        help="reinforce: answers sampled per day (0: the exact expected-reward gradient, no sampling)")
+    parser.add_argument("--no-scale", action="store_true", help="reinforce: advantages not divided by the batch std")
     parser.add_argument("--entropy-coef", type=float, default=0.0, help="reinforce: weight of the answer entropy bonus")
     parser.add_argument("--override", nargs="*", default=[], help="Hydra overrides of configs/train_single_agent.yaml")
     args = parser.parse_args()
@@ -190,7 +197,8 @@ def main() -> None:
             batch = [train[i] for i in order[begin:begin + args.batch]]
             logits, labels = answer_logits(model, batch, firsts), torch.tensor([label for _, label in batch])
             if args.learner == "reinforce":
-                loss = reinforce_loss(logits, labels, rewards, args.generations, generator, args.entropy_coef)
+                loss = reinforce_loss(logits, labels, rewards, args.generations, generator, args.entropy_coef,
+                                      scale=not args.no_scale)
                 episodes += len(batch) * args.generations
             else:
                 loss = torch.nn.functional.cross_entropy(logits, labels)

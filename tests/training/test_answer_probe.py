@@ -73,3 +73,17 @@ def test_the_policy_gradient_climbs_to_the_rewarded_answer_without_a_label_and_s
     flat = torch.zeros(2, 3, requires_grad=True)          # every answer earns the same: no advantage
     reinforce_loss(flat, torch.tensor([0, 1]), torch.ones(3, 3), generations=8, generator=generator).backward()
     assert flat.grad.abs().max() == 0
+
+
+def test_with_no_draws_the_loss_is_the_expected_reward_whose_gradient_the_draws_estimate():
+    rewards = reward_table(load_reward_config("compact"))
+    labels = torch.tensor([0, 2, 1])
+    logits = torch.tensor([[0.5, -0.2, 0.1], [0.0, 0.3, -0.4], [1.0, 0.2, 0.0]], requires_grad=True)
+    exact = reinforce_loss(logits, labels, rewards, generations=0, generator=torch.Generator())
+    expected = -(torch.softmax(logits, dim=-1) * rewards[labels]).sum(dim=-1).mean()
+    assert float(exact) == pytest.approx(float(expected))
+    exact_grad, = torch.autograd.grad(exact, logits)
+    sampled = reinforce_loss(logits, labels, rewards, generations=20000, generator=torch.Generator().manual_seed(1),
+                             scale=False)
+    sampled_grad, = torch.autograd.grad(sampled, logits)
+    assert torch.nn.functional.cosine_similarity(exact_grad.flatten(), sampled_grad.flatten(), dim=0) > 0.99
