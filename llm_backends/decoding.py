@@ -33,12 +33,12 @@ import torch
 from transformers import DynamicCache, PreTrainedModel
 
 from llm_backends.batching import RowShape, plan_batches
-from llm_backends.grammar import GrammarCompiler
+from llm_backends.grammar import GrammarCompiler, grammar_support
 from llm_backends.kv_buffer import buffered_cache
 from llm_backends.kv_store import PrefixKVStore, block_digests
 from llm_backends.sampling import choose_tokens, row_generator
 from llm_backends.stopping import hits_stop, truncate_at_stop
-from llm_backends.types import SamplingParams, TokenRequest, TokenResult
+from llm_backends.types import GrammarSupport, SamplingParams, TokenRequest, TokenResult
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,8 @@ class Row:
     logprobs: list[float] = field(default_factory=list)
     forced: list[bool] = field(default_factory=list)
     """Per completion token (with `return_logprobs`): True where the grammar allowed that token only."""
+    grammar: list[GrammarSupport | None] = field(default_factory=list)
+    """Per completion token (with `return_logprobs`): the grammar's support where it allowed several."""
     finish: str | None = None
     stored: bool = False
     """True once the row's keys and values went to the prefix store."""
@@ -314,11 +316,12 @@ class Decoder:
         tokens, logprobs = choose_tokens(
             logits[[r.slot for r in rows]], [r.params for r in rows], [r.generator for r in rows], allowed, wanted,
         )
-        for row, token, logprob, choice in zip(rows, tokens, logprobs, choices):
+        for index, (row, token, logprob, choice) in enumerate(zip(rows, tokens, logprobs, choices)):
             row.completion.append(token)
             if logprob is not None:
                 row.logprobs.append(logprob)
                 row.forced.append(choice == 1)
+                row.grammar.append(grammar_support(allowed[index]) if choice > 1 else None)
             row.finish = self._finish_after(row, token)
             if row.request.on_tokens is not None:
                 try:
@@ -363,5 +366,6 @@ class Decoder:
             reused_prompt_tokens=row.cached,
             logprobs=row.logprobs if row.request.return_logprobs else None,
             forced=row.forced if row.request.return_logprobs else None,
+            grammar=row.grammar if row.request.return_logprobs else None,
             latency_s=latency,
         )

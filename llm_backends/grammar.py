@@ -32,8 +32,18 @@ import llguidance.hf
 import torch
 from llguidance.torch import allocate_token_bitmask, fill_next_token_bitmask
 
+from llm_backends.types import GrammarSupport
+
 JSON_SEPARATORS = {"item_separator": ", ", "key_separator": ": ", "whitespace_flexible": False}
 """The one JSON layout `json_value` allows: Python's `json.dumps` default, as chat templates render tool calls."""
+
+
+def grammar_support(allowed: torch.Tensor) -> GrammarSupport:
+    """The support of one row's boolean mask [vocab]: its allowed ids, or its ruled-out ids when
+    those are fewer."""
+    count = int(allowed.sum())
+    side = allowed if 2 * count <= allowed.numel() else ~allowed
+    return GrammarSupport(allowed=side is allowed, ids=tuple(side.nonzero().flatten().tolist()))
 
 
 def json_value(schema: dict[str, Any]) -> str:

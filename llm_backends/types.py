@@ -136,6 +136,15 @@ class TokenRequest:
     on_tokens: Callable[[list[int]], None] | None = None
 
 
+@dataclass(frozen=True)
+class GrammarSupport:
+    """The tokens a grammar left open at one sampled position, stored by the smaller side: the
+    allowed ids (`allowed` True) or the ids it ruled out (`allowed` False)."""
+
+    allowed: bool
+    ids: tuple[int, ...]
+
+
 @dataclass
 class TokenResult:
     """The completion of one `TokenRequest`.
@@ -146,6 +155,10 @@ class TokenResult:
     before top-p and the grammar mask: the quantity a trainer recomputes from the weights.
     `forced` (with `logprobs`) is True per completion token where the grammar allowed that
     token only: the model did not choose it (a trainer gives such tokens no loss).
+    `grammar` (with `logprobs`) holds per completion token the grammar's `GrammarSupport` where
+    it allowed more than one token (None where it allowed one, or there was no grammar): what a
+    trainer needs for the log-probability of the grammar-constrained policy that sampled,
+    log_softmax over the allowed tokens only.
     `text` is the completion decoded without special tokens and cut before a stop string.
     `finish_reason`: "stop" (end-of-sequence token or stop string), "length", "cancelled" or
     "grammar_error". `reused_prompt_tokens` of the `prompt_tokens` came from the prefix KV
@@ -160,6 +173,7 @@ class TokenResult:
     reused_prompt_tokens: int = 0
     logprobs: list[float] | None = None
     forced: list[bool] | None = None
+    grammar: list[GrammarSupport | None] | None = None
     latency_s: float = 0.0
 
     @property

@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
 from llm_backends.tool_calls import ToolCall
-from llm_backends.types import Conversation
+from llm_backends.types import Conversation, GrammarSupport
 from market.decision import Action, Decision, LLMCallRecord, ToolCallRecord, Trace
 from single_agent.failures import NO_ANSWER
 from single_agent.parser import Step
@@ -54,7 +54,9 @@ class TokenRecord(BaseModel):
     tokens the environment added (tool responses and the chat template around them).
     `model_mask[i]` is 1 when the model sampled `completion_ids[i]`, 0 otherwise; `logprobs`
     (optional) has the sampling log-probability of each model token, None elsewhere; `forced`
-    (optional) is 1 on the model tokens that the grammar allowed alone (no choice was made).
+    (optional) is 1 on the model tokens that the grammar allowed alone (no choice was made);
+    `grammar` (optional) has the grammar's support where it allowed several tokens
+    (`llm_backends.types.GrammarSupport`), None elsewhere.
     """
 
     prompt_ids: list[int]
@@ -62,6 +64,7 @@ class TokenRecord(BaseModel):
     model_mask: list[int]
     logprobs: list[float | None] | None = None
     forced: list[int] | None = None
+    grammar: list[GrammarSupport | None] | None = None
 
     @model_validator(mode="after")
     def _aligned(self) -> "TokenRecord":
@@ -73,6 +76,8 @@ class TokenRecord(BaseModel):
             raise ValueError(f"logprobs has {len(self.logprobs)} entries for {len(self.completion_ids)} tokens")
         if self.forced is not None and len(self.forced) != len(self.completion_ids):
             raise ValueError(f"forced has {len(self.forced)} entries for {len(self.completion_ids)} tokens")
+        if self.grammar is not None and len(self.grammar) != len(self.completion_ids):
+            raise ValueError(f"grammar has {len(self.grammar)} entries for {len(self.completion_ids)} tokens")
         return self
 
 

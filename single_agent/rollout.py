@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from llm_backends.types import Conversation, SamplingParams, TokenRequest, TokenResult
+from llm_backends.types import Conversation, GrammarSupport, SamplingParams, TokenRequest, TokenResult
 from market.decision import LLMCallRecord
 from single_agent.episode import EndReason, Episode, TokenRecord, ToolExchange, Turn
 from single_agent.fragments import fragment_ids
@@ -100,6 +100,7 @@ class _Playing:
     model_mask: list[int] = field(default_factory=list)
     logprobs: list[float | None] = field(default_factory=list)
     forced: list[int] = field(default_factory=list)
+    grammar: list[GrammarSupport | None] = field(default_factory=list)
     calls_run: int = 0
 
     @property
@@ -110,16 +111,18 @@ class _Playing:
         self.episode.end_reason = reason
 
     def append(self, ids: list[int], sampled: bool, logprobs: list[float] | None = None,
-               forced: list[bool] | None = None) -> None:
+               forced: list[bool] | None = None, grammar: list[GrammarSupport | None] | None = None) -> None:
         self.completion_ids += ids
         self.model_mask += [int(sampled)] * len(ids)
         self.logprobs += logprobs if logprobs is not None else [None] * len(ids)
         self.forced += [int(f) for f in forced] if forced is not None else [0] * len(ids)
+        self.grammar += grammar if grammar is not None else [None] * len(ids)
 
     def token_record(self, with_logprobs: bool) -> TokenRecord:
         return TokenRecord(prompt_ids=self.prompt_ids, completion_ids=self.completion_ids, model_mask=self.model_mask,
                            logprobs=self.logprobs if with_logprobs else None,
-                           forced=self.forced if with_logprobs else None)
+                           forced=self.forced if with_logprobs else None,
+                           grammar=self.grammar if with_logprobs else None)
 
 
 def calls_allowed(protocol: AgentProtocol, turn: int, calls_run: int) -> bool:
@@ -178,7 +181,8 @@ def _advance(playing: _Playing, result: TokenResult, policy: TokenPolicy, protoc
     """Take one turn's result: record it, run its calls, then end the episode or append the fragment."""
     if return_logprobs and result.logprobs is None:
         raise ValueError(f"policy {policy.model} returned no logprobs although they were asked for")
-    playing.append(result.completion_ids, sampled=True, logprobs=result.logprobs, forced=result.forced)
+    playing.append(result.completion_ids, sampled=True, logprobs=result.logprobs, forced=result.forced,
+                   grammar=result.grammar)
     turn = Turn(step=parse_step(result.text, protocol.tools), llm=_record(policy, result))
     playing.episode.turns.append(turn)
     if turn.step.outcome == "answer":

@@ -10,6 +10,11 @@ Every log-prob pass of TRL's GRPO (the policy's in the loss, the reference model
 policy's when μ > 1) goes through `_get_per_token_logps_and_entropies`; with `fast_paths` on it
 runs `training.causal_passes.fused_logps` per micro-batch instead (packed, unmasked, the shared
 prefix once), and TRL's own code for what that does not cover (multimodal inputs, MoE aux losses).
+With `grammar_logprobs` every pass scores the grammar-constrained policy instead
+(`training.grammar_logprobs`): the rollout function leaves each episode's grammar supports in
+`batch_grammar`; the passes of the generation step (reference and old policy) read them in the
+rollout's row order, and they travel with the batch as `grammar_kind` / `grammar_ids`, which
+TRL shuffles and splits with the other tensors, to the loss's pass.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from trl import GRPOTrainer
 
 from training.causal_passes import fused_logps
 from training.config import FastPaths
+from training.grammar_logprobs import grammar_logps, support_tensors
 
 
 class AgentGRPOTrainer(GRPOTrainer):
@@ -29,13 +35,38 @@ class AgentGRPOTrainer(GRPOTrainer):
 
     batch_rows: list[dict[str, Any]] = []
 
-    def __init__(self, *args: Any, fast_paths: FastPaths | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fast_paths: FastPaths | None = None, grammar_logprobs: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fast_paths = fast_paths or FastPaths()
+        self.grammar_logprobs = grammar_logprobs
+        self.batch_grammar: list | None = None
+        self._support: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self.batch_rows = inputs
-        return super()._generate_and_score_completions(inputs)
+        if not self.grammar_logprobs:
+            return super()._generate_and_score_completions(inputs)
+        self.batch_grammar = None
+        output = super()._generate_and_score_completions(inputs)
+        kind, ids = support_tensors(self._batch_grammar(), output["completion_ids"].size(1))
+        output["grammar_kind"], output["grammar_ids"] = kind.to(self.accelerator.device), ids.to(self.accelerator.device)
+        self.batch_grammar = None
+        return output
+
+    def _batch_grammar(self) -> list:
+        if self.batch_grammar is None:
+            raise RuntimeError("grammar_logprobs needs the rollout function to set batch_grammar")
+        return self.batch_grammar
+
+    def _compute_loss(self, model, inputs):
+        if not self.grammar_logprobs:
+            return super()._compute_loss(model, inputs)
+        self._support = (inputs["grammar_kind"], inputs["grammar_ids"])
+        try:
+            return super()._compute_loss(model, inputs)
+        finally:
+            self._support = None
 
     def log_rollout(self, stats: dict[str, float]) -> None:
         """Add one value per statistic to this step's metrics (TRL averages them over a logging interval)."""
@@ -48,7 +79,10 @@ class AgentGRPOTrainer(GRPOTrainer):
         """TRL's pass, or with `fast_paths.unmasked_causal` `fused_logps` per micro-batch of `batch_size` rows.
 
         The shared prefix is left out where the model is wrapped for data parallelism and gradients
-        are on: DDP expects one forward call per backward."""
+        are on: DDP expects one forward call per backward. With `grammar_logprobs`, `grammar_logps`
+        per micro-batch, on the supports of the rows being scored."""
+        if self.grammar_logprobs:
+            return self._grammar_pass(model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy)
         if not self.fast_paths.unmasked_causal or compute_aux_loss or any(v is not None for v in multimodal.values()):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss,
@@ -66,4 +100,21 @@ class AgentGRPOTrainer(GRPOTrainer):
             entropies.append(entropy)
         if compute_entropy and any(e is None for e in entropies):
             raise ValueError("the policy's fused LM head computes no entropy: add_fused_lm_head(outputs=('log_probs', 'entropy'))")
+        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
+
+    def _grammar_pass(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
+        """`grammar_logps` per micro-batch: the loss's rows carry their supports (`_support`); the
+        generation step's passes score the whole batch in the rollout's order (`batch_grammar`)."""
+        kind, ids = self._support or support_tensors(self._batch_grammar(), logits_to_keep)
+        if kind.size(0) != input_ids.size(0):
+            raise RuntimeError(f"grammar supports for {kind.size(0)} rows, {input_ids.size(0)} rows scored")
+        batch_size = batch_size or input_ids.size(0)
+        logps, entropies = [], []
+        for start in range(0, input_ids.size(0), batch_size):
+            rows = slice(start, start + batch_size)
+            with self.accelerator.autocast():
+                chunk, entropy = grammar_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep,
+                                               kind[rows], ids[rows], self.temperature)
+            logps.append(chunk)
+            entropies.append(entropy)
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None

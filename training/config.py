@@ -257,6 +257,10 @@ class TrainConfig(_Strict):
     loss_tokens: Literal["chosen", "decisions"] = Field(
         default="chosen", description="the tokens an episode's advantage and KL fall on: every token the model chose, "
                                       "or those outside its think blocks (training.rollouts.decision_mask)")
+    policy_logprobs: Literal["vocabulary", "grammar"] = Field(
+        default="vocabulary", description="how the trainer scores a token: log_softmax over the vocabulary (TRL's), or "
+                                          "over the tokens the grammar allowed there, the policy that sampled "
+                                          "(training.grammar_logprobs; needs constrained rollouts, mode sync)")
     tool_curriculum: ToolCurriculum | None
     fast_paths: FastPaths = Field(default_factory=FastPaths, description="exact fast forward passes (FastPaths)")
     asynchronous: AsyncSettings | None = Field(default=None, description="mode async's settings "
@@ -266,6 +270,13 @@ class TrainConfig(_Strict):
     def _async_settings_given(self) -> "TrainConfig":
         if self.mode == "async" and self.asynchronous is None:
             raise ValueError("train.mode async needs train.asynchronous (configs/asynchronous/default.yaml)")
+        return self
+
+    @model_validator(mode="after")
+    def _grammar_logprobs_possible(self) -> "TrainConfig":
+        if self.policy_logprobs == "grammar" and not (self.constrained and self.mode == "sync"):
+            raise ValueError("policy_logprobs grammar scores the grammar-constrained policy: it needs constrained: true "
+                             "and mode: sync")
         return self
 
     @model_validator(mode="after")

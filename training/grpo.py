@@ -79,4 +79,5 @@ def grpo_trainer(model: Any, tokenizer: Any, prompts: Dataset, config: TrainConf
         model=model, reward_funcs=functions, args=grpo_arguments(config, output_dir, model, weights, seed),
         train_dataset=prompts, processing_class=tokenizer, rollout_func=rollouts,
         callbacks=[ClearRolloutCache(engine), PolicyExport(tokenizer), *callbacks], fast_paths=config.fast_paths,
+        grammar_logprobs=config.policy_logprobs == "grammar",
     )

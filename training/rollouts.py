@@ -13,13 +13,15 @@ holds them (the sampled ids as sampled, the tool-response fragments between turn
 `env_mask` = its `model_mask` (1 on sampled tokens, 0 on tool and template tokens, which
 therefore get no loss and no gradient) with 0 also on the tokens the grammar forced (`forced`:
 the model made no choice there, so neither the policy gradient nor the KL term acts on them;
-their unconstrained log-probability, often tiny, would otherwise give the KL estimator
-spikes of many nats and drift with every advantage). With `loss_tokens: decisions` it is 0 on
-the think blocks too (`decision_mask`): the episode's advantage then falls only on what the
-model decided (to call or answer, which tool with which arguments, the answer), not on the
-reasoning text, which in the tiny recipe is most of the chosen tokens; `logprobs`, the sampling log-probability of each sampled
-token (None on the others; TRL recomputes them with the policy and keeps these as
-`sampling_per_token_logps`); and the extra field `episode` that the reward functions read.
+their unconstrained log-probability, often tiny, would otherwise give the KL estimator spikes
+of many nats and drift with every advantage). With `loss_tokens: decisions` it is 0 on the
+think blocks too (`decision_mask`): the episode's advantage then falls only on what the model
+decided (to call or answer, which tool with which arguments, the answer), not on the reasoning
+text, which in the tiny recipe is most of the chosen tokens. `logprobs`, the sampling
+log-probability of each sampled token (None on the others; TRL recomputes them with the policy
+and keeps these as `sampling_per_token_logps`); and the extra field `episode` that the reward
+functions read. The episodes' grammar supports (`TokenRecord.grammar`) go to the trainer's
+`batch_grammar`, which `policy_logprobs: grammar` scores with (`training.agent_trainer`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ class EpisodeRollouts:
                             constrained=self.constrained, return_logprobs=True)
         stats = episode_stats(episodes, [row["regime"] for row in rows], self.informative_tool)
         trainer.log_rollout({**stats, "rollout_s": time.perf_counter() - started})
+        trainer.batch_grammar = [e.tokens.grammar for e in episodes]
         return trl_batch(episodes, self.trajectory_filter, self.mask)
 
 

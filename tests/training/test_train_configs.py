@@ -48,3 +48,14 @@ def test_async_mode_needs_its_settings_and_refuses_unknown_keys():
     values["asynchronous"]["max_stalenes"] = 2
     with pytest.raises(ConfigError, match="max_stalenes"):
         typed_config(TrainConfig, values, "train")
+
+
+def test_grammar_log_probabilities_need_a_grammar_and_the_sync_trainer():
+    values = compose_option("train", "cpu_tiny")
+    values["policy_logprobs"] = "grammar"
+    assert typed_config(TrainConfig, values, "train").policy_logprobs == "grammar"
+    with pytest.raises(ConfigError, match="needs constrained: true and mode: sync"):
+        typed_config(TrainConfig, {**values, "constrained": False}, "train")
+    values["mode"], values["asynchronous"] = "async", compose_option("asynchronous", "default")
+    with pytest.raises(ConfigError, match="needs constrained: true and mode: sync"):
+        typed_config(TrainConfig, values, "train")

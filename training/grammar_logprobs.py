@@ -1,0 +1,68 @@
+"""Log-probabilities of the grammar-constrained policy, for the trainer's passes.
+
+A constrained rollout samples each token from softmax(logits / T) restricted to the tokens the
+grammar allows at that position. TRL scores a token with log_softmax over the whole vocabulary,
+so the policy gradient and the KL term also move probability between tokens the grammar never
+lets the policy emit, and the policy that acts is whatever the renormalisation leaves. In the
+tiny recipe this drained the probability of the legal answers at `<answer>` from 0.85 (warm
+start) to 0.09 after 200 GRPO steps and below 0.01 later (results/training/NOTES.md, "Stop 43").
+
+With `policy_logprobs: grammar` every scored token's log-probability is that of the policy that
+sampled it:
+
+    log π_G(a) = log p(a) − log Σ_{b allowed} p(b),    p = softmax(logits / T) over the vocabulary,
+
+where the engine stored the grammar's support at each sampled position (`GrammarSupport`): the
+allowed ids, or the ruled-out ids R, in which case log Σ_{b allowed} p(b) = log(1 − Σ_{b∈R} p(b)).
+Positions without a support (forced tokens, tool results, no grammar) keep log p(a).
+
+The pass materialises the logits of the completion positions (no fused LM head): (rows,
+completion length, vocabulary) floats per micro-batch, fine for the tiny family's 4K vocabulary,
+heavy for a 150K one.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from llm_backends.types import GrammarSupport
+
+NONE, ALLOWED, RULED_OUT = 0, 1, 2
+"""The kinds of `support_tensors`: no support, allowed ids, ruled-out ids."""
+
+
+def support_tensors(supports: list[list[GrammarSupport | None] | None], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row's completion tokens (padded to `length`): kind (rows, length) int8 and ids (rows,
+    length, widest support) long, −1 where unused."""
+    width = max((len(s.ids) for row in supports for s in row or [] if s is not None), default=1)
+    kind = torch.zeros(len(supports), length, dtype=torch.int8)
+    ids = torch.full((len(supports), length, width), -1, dtype=torch.long)
+    for r, row in enumerate(supports):
+        for t, support in enumerate(row or []):
+            if support is not None:
+                if t >= length:
+                    raise ValueError(f"row {r} has a grammar support at completion token {t} of {length}")
+                kind[r, t] = ALLOWED if support.allowed else RULED_OUT
+                ids[r, t, :len(support.ids)] = torch.tensor(support.ids, dtype=torch.long)
+    return kind, ids
+
+
+def log_normalisers(log_probs: torch.Tensor, kind: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """log Σ_{b allowed} p(b) per position, (rows, T), from log_probs (rows, T, vocabulary); 0 where
+    `kind` is NONE."""
+    stored = log_probs.gather(-1, ids.clamp(min=0)).masked_fill(ids < 0, float("-inf"))
+    mass = torch.logsumexp(stored, dim=-1)
+    remainder = torch.log(-torch.expm1(mass.clamp(max=-1e-7)))      # log(1 − Σ_R p), R the ruled-out ids
+    return torch.where(kind == ALLOWED, mass, torch.where(kind == RULED_OUT, remainder, torch.zeros_like(mass)))
+
+
+def grammar_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+                  kind: torch.Tensor, ids: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """log π_G of the last `logits_to_keep` tokens of each row, (rows, logits_to_keep), and the
+    entropy (nats) of the unconstrained distribution there, as TRL's pass logs it."""
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=logits_to_keep + 1).logits
+    log_probs = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+    labels = input_ids[:, -logits_to_keep:]
+    chosen = log_probs.gather(-1, labels[..., None]).squeeze(-1)
+    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
+    return chosen - log_normalisers(log_probs, kind.to(labels.device), ids.to(labels.device)), entropy
