@@ -81,8 +81,10 @@ def answer_examples(episodes, tokenizer,
 
 
 def answer_logits(model, examples, firsts: torch.Tensor) -> torch.Tensor:
-    """(examples, 3): the logits of the actions' first tokens after each example's context."""
-    return torch.stack([model(ids[None]).logits[0, -1, firsts] for ids, _ in examples])
+    """(examples, 3): the log-probabilities over the whole vocabulary of the actions' first
+    tokens after each example's context (as logits of the three actions they differ from the
+    raw logits by a constant per example, so their softmax is the grammar's answer policy)."""
+    return torch.stack([torch.log_softmax(model(ids[None]).logits[0, -1], dim=-1)[firsts] for ids, _ in examples])
 
 
 def accuracy(model, examples, firsts: torch.Tensor) -> float:
@@ -93,16 +95,19 @@ def accuracy(model, examples, firsts: torch.Tensor) -> float:
 def scores(model, examples, firsts: torch.Tensor) -> dict[str, float]:
     """`accuracy` (argmax); `sampled`, the mean over examples of π(label) with π the softmax over
     the three actions: the accuracy of answers sampled from the policy, what GRPO's regime
-    accuracy measures; and each action's mean probability (a policy that has collapsed onto one
-    answer puts ~1 on it)."""
+    accuracy measures; each action's mean probability (a policy that has collapsed onto one
+    answer puts ~1 on it); and `legal`, the mean probability over the whole vocabulary of the
+    three first tokens, the share of the model's probability the grammar keeps at `<answer>`."""
     model.eval()
     with torch.no_grad():
-        probs = torch.softmax(answer_logits(model, examples, firsts), dim=-1)
+        log_probs = answer_logits(model, examples, firsts)
     model.train()
+    probs = torch.softmax(log_probs, dim=-1)
     labels = torch.tensor([label for _, label in examples])
     shares = probs.mean(dim=0).tolist()
     return {"accuracy": int((probs.argmax(dim=-1) == labels).sum()) / len(labels),
             "sampled": float(probs[torch.arange(len(labels)), labels].mean()),
+            "legal": float(log_probs.exp().sum(dim=-1).mean()),
             **{action.value: share for action, share in zip(Action, shares)}}
 
 
@@ -186,7 +191,9 @@ def main() -> None:
               f"the expert's answer is the label on {agreement:.3f}")
     firsts = first_answer_tokens(tokenizer)
     train, held_out = sets["train"], sets["held-out"]
-    print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {accuracy(model, held_out, firsts):.3f}")
+    held = scores(model, held_out, firsts)
+    print(f"before: train {accuracy(model, train, firsts):.3f}, held-out {held['accuracy']:.3f} "
+          f"(sampled {held['sampled']:.3f}, legal answer mass {held['legal']:.3f})")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
     rewards, generator, episodes = reward_table(reward), torch.Generator().manual_seed(args.seed), 0
     model.train()

@@ -41,6 +41,9 @@ def test_examples_end_at_the_answer_and_accuracy_counts_argmax_hits(cache_root, 
     measured = scores(model, examples, firsts)
     assert measured["sampled"] == pytest.approx(sum(label_probs) / len(label_probs), abs=1e-6)
     assert sum(measured[action.value] for action in Action) == pytest.approx(1.0)
+    with torch.no_grad():
+        legal = [float(torch.softmax(model(ids[None]).logits[0, -1], dim=-1)[firsts].sum()) for ids, _ in examples]
+    assert measured["legal"] == pytest.approx(sum(legal) / len(legal), abs=1e-6)
 
     regimes = {(episode.ticker, episode.date): regime
                for episode, regime in zip(episodes, ["bullish", "bearish", "sideways"] * 2)}
