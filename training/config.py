@@ -138,6 +138,9 @@ class OptimisationConfig(_Strict):
     max_steps: int = Field(ge=1)
     loss_type: str
     scale_rewards: Literal["group", "batch", "none"]
+    entropy_coef: float = Field(default=0.0, ge=0, description="TRL's entropy bonus, the mean entropy of the loss's "
+                                                               "tokens times this (with policy_logprobs grammar: of "
+                                                               "the policy over the allowed tokens)")
     temperature: float = Field(gt=0)
     top_p: float = Field(gt=0, le=1)
 

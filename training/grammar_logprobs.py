@@ -14,7 +14,13 @@ sampled it:
 
 where the engine stored the grammar's support at each sampled position (`GrammarSupport`): the
 allowed ids, or the ruled-out ids R, in which case log Σ_{b allowed} p(b) = log(1 − Σ_{b∈R} p(b)).
-Positions without a support (forced tokens, tool results, no grammar) keep log p(a).
+Positions without a support (forced tokens, tool results, no grammar) keep log p(a). The entropy
+the pass returns is that of π_G where a support is stored,
+
+    H_G = −Σ_{b allowed} π_G(b) log π_G(b),
+
+so TRL's entropy bonus (`optimisation.entropy_coef`) and its `entropy` log act on the policy that
+acts: at `<answer>` the entropy over the three answers, not over the vocabulary.
 
 The pass materialises the logits of the completion positions (no fused LM head): (rows,
 completion length, vocabulary) floats per micro-batch, fine for the tiny family's 4K vocabulary,
@@ -59,10 +65,26 @@ def log_normalisers(log_probs: torch.Tensor, kind: torch.Tensor, ids: torch.Tens
 def grammar_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
                   kind: torch.Tensor, ids: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
     """log π_G of the last `logits_to_keep` tokens of each row, (rows, logits_to_keep), and the
-    entropy (nats) of the unconstrained distribution there, as TRL's pass logs it."""
+    entropy (nats) there: H_G where a support is stored, the vocabulary-wide entropy elsewhere."""
     logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=logits_to_keep + 1).logits
     log_probs = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
     labels = input_ids[:, -logits_to_keep:]
-    chosen = log_probs.gather(-1, labels[..., None]).squeeze(-1)
-    entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
-    return chosen - log_normalisers(log_probs, kind.to(labels.device), ids.to(labels.device)), entropy
+    kind, ids = kind.to(labels.device), ids.to(labels.device)
+    normalisers = log_normalisers(log_probs, kind, ids)
+    chosen = log_probs.gather(-1, labels[..., None]).squeeze(-1) - normalisers
+    return chosen, constrained_entropy(log_probs, kind, ids, normalisers)
+
+
+def constrained_entropy(log_probs: torch.Tensor, kind: torch.Tensor, ids: torch.Tensor,
+                        normalisers: torch.Tensor) -> torch.Tensor:
+    """H_G per position (rows, T) from log_probs (rows, T, vocabulary) and `log_normalisers`
+    log Z: over the listed ids where they are the allowed ones; where they are ruled out,
+    H_G = log Z − S / Z with S = Σ_{b allowed} p(b) log p(b) (Z ≥ 1e-7 there, see
+    `log_normalisers`); where `kind` is NONE the vocabulary-wide entropy."""
+    plogp = log_probs.exp() * log_probs
+    every = plogp.sum(dim=-1)
+    listed = log_probs.gather(-1, ids.clamp(min=0)) - normalisers[..., None]
+    over_allowed = -(listed.exp() * listed).masked_fill(ids < 0, 0.0).sum(dim=-1)
+    ruled_out_sum = plogp.gather(-1, ids.clamp(min=0)).masked_fill(ids < 0, 0.0).sum(dim=-1)
+    over_rest = normalisers - (every - ruled_out_sum) / normalisers.exp()
+    return torch.where(kind == ALLOWED, over_allowed, torch.where(kind == RULED_OUT, over_rest, -every))

@@ -47,7 +47,7 @@ def grpo_arguments(config: TrainConfig, output_dir: Path, model: Any, reward_wei
         per_device_train_batch_size=opt.micro_batch_size,
         gradient_accumulation_steps=opt.completions_per_step // (opt.micro_batch_size * processes),
         num_iterations=opt.num_iterations, max_steps=opt.max_steps, loss_type=opt.loss_type,
-        scale_rewards=opt.scale_rewards, temperature=opt.temperature, top_p=opt.top_p,
+        scale_rewards=opt.scale_rewards, entropy_coef=opt.entropy_coef, temperature=opt.temperature, top_p=opt.top_p,
         reward_weights=reward_weights, remove_unused_columns=False, disable_dropout=True,
         mask_truncated_completions=False, log_completions=False,
     )

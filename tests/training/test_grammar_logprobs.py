@@ -18,7 +18,7 @@ from llm_backends.types import GrammarSupport, SamplingParams
 from single_agent.grammar import max_turn_tokens
 from training import agent_trainer
 from training.config import ModelConfig
-from training.grammar_logprobs import grammar_logps, log_normalisers, support_tensors
+from training.grammar_logprobs import constrained_entropy, grammar_logps, log_normalisers, support_tensors
 from training.policy_model import load_policy, rollout_engine
 from training.rollouts import EpisodeRollouts
 from training_runs import fast_config
@@ -40,7 +40,7 @@ def test_a_support_keeps_the_smaller_side_of_the_mask():
     assert torch.equal(dense_mask(grammar_support(~few), 10), ~few)
 
 
-def test_the_normaliser_is_the_log_mass_of_the_allowed_tokens():
+def test_the_normaliser_is_the_log_mass_of_the_allowed_tokens_and_the_entropy_the_policys():
     torch.manual_seed(0)
     log_probs = torch.log_softmax(torch.randn(2, 3, 10), dim=-1)
     supports = [[GrammarSupport(True, (1, 4)), None, GrammarSupport(False, (0, 2, 9))],
@@ -52,6 +52,13 @@ def test_the_normaliser_is_the_log_mass_of_the_allowed_tokens():
             support = row[t] if t < len(row) else None
             want = 0.0 if support is None else float(torch.logsumexp(log_probs[r, t][dense_mask(support, 10)], dim=0))
             assert float(got[r, t]) == pytest.approx(want, abs=1e-6)
+    entropy = constrained_entropy(log_probs, kind, ids, got)
+    for r, row in enumerate(supports):
+        for t in range(3):
+            support = row[t] if t < len(row) else None
+            policy = torch.log_softmax(log_probs[r, t].masked_fill(~dense_mask(support, 10), float("-inf")), dim=-1)
+            want = -(policy.exp() * policy.nan_to_num(neginf=0.0)).sum()
+            assert float(entropy[r, t]) == pytest.approx(float(want), abs=1e-5)
     with pytest.raises(ValueError, match="completion token 2 of 2"):
         support_tensors(supports, length=2)
 
@@ -105,7 +112,8 @@ def test_a_grpo_run_scores_its_generation_and_loss_passes_with_the_grammar(cache
         return grammar_logps(model, input_ids, *args, **kwargs)
 
     monkeypatch.setattr(agent_trainer, "grammar_logps", recording)
-    train_single_agent.train(fast_config(tmp_path / "run", 2, "train.policy_logprobs=grammar"))
+    train_single_agent.train(fast_config(tmp_path / "run", 2, "train.policy_logprobs=grammar",
+                                         "train.optimisation.entropy_coef=0.05"))
     assert any(not grad for _, grad in calls) and any(grad for _, grad in calls)   # the reference pass and the loss
     steps = pd.read_csv(tmp_path / "run" / "steps.csv")
-    assert len(steps) == 2 and steps["loss"].notna().all()
+    assert len(steps) == 2 and steps["loss"].notna().all() and (steps["entropy"] > 0).all()
