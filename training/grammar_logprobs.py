@@ -2,10 +2,15 @@
 
 A constrained rollout samples each token from softmax(logits / T) restricted to the tokens the
 grammar allows at that position. TRL scores a token with log_softmax over the whole vocabulary,
-so the policy gradient and the KL term also move probability between tokens the grammar never
-lets the policy emit, and the policy that acts is whatever the renormalisation leaves. In the
-tiny recipe this drained the probability of the legal answers at `<answer>` from 0.85 (warm
-start) to 0.09 after 200 GRPO steps and below 0.01 later (results/training/NOTES.md, "Stop 43").
+so the policy gradient and the KL term also move probability onto tokens the grammar never lets
+the policy emit, and the policy that acts is whatever the renormalisation leaves. In the tiny
+recipe the legal answers' share of the probability at `<answer>` (on the expert's episodes of the
+valid split) fell from 0.99 at the warm start to 0.82-0.89 over 1,000 GRPO steps on every chosen
+token, and to 0.09 in 400 steps with the loss on the decisions only (`loss_tokens: decisions`,
+lr 1e-3), where the episodes also stopped calling tools against their own tool reward
+(results/training/NOTES.md, "Stop 43"). Under this option nothing holds that share up (the
+objective does not depend on it: 0.02 after 200 steps), so such a policy must be decoded with
+its grammar, as validation and the benchmark do by default.
 
 With `policy_logprobs: grammar` every scored token's log-probability is that of the policy that
 sampled it:
