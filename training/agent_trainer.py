@@ -89,15 +89,8 @@ class AgentGRPOTrainer(GRPOTrainer):
                 **multimodal)
         shared = self.fast_paths.shared_prefix and not (torch.is_grad_enabled()
                                                         and isinstance(model, DistributedDataParallel))
-        batch_size = batch_size or input_ids.size(0)
-        logps, entropies = [], []
-        for start in range(0, input_ids.size(0), batch_size):
-            rows = slice(start, start + batch_size)
-            with self.accelerator.autocast():
-                chunk, entropy = fused_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep,
-                                             unmasked=True, shared_prefix=shared)
-            logps.append(chunk)
-            entropies.append(entropy)
+        logps, entropies = self._micro_batches(input_ids.size(0), batch_size, lambda rows: fused_logps(
+            model, input_ids[rows], attention_mask[rows], logits_to_keep, unmasked=True, shared_prefix=shared))
         if compute_entropy and any(e is None for e in entropies):
             raise ValueError("the policy's fused LM head computes no entropy: add_fused_lm_head(outputs=('log_probs', 'entropy'))")
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
@@ -108,13 +101,18 @@ class AgentGRPOTrainer(GRPOTrainer):
         kind, ids = self._support or support_tensors(self._batch_grammar(), logits_to_keep)
         if kind.size(0) != input_ids.size(0):
             raise RuntimeError(f"grammar supports for {kind.size(0)} rows, {input_ids.size(0)} rows scored")
-        batch_size = batch_size or input_ids.size(0)
+        logps, entropies = self._micro_batches(input_ids.size(0), batch_size, lambda rows: grammar_logps(
+            model, input_ids[rows], attention_mask[rows], logits_to_keep, kind[rows], ids[rows], self.temperature))
+        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
+
+    def _micro_batches(self, count: int, batch_size: int | None, score) -> tuple[list, list]:
+        """`score(rows)` -> (log-probs, entropies) for each micro-batch of `batch_size` of `count`
+        rows (all at once without one), under the accelerator's autocast; the two lists of chunks."""
+        batch_size = batch_size or count
         logps, entropies = [], []
-        for start in range(0, input_ids.size(0), batch_size):
-            rows = slice(start, start + batch_size)
+        for start in range(0, count, batch_size):
             with self.accelerator.autocast():
-                chunk, entropy = grammar_logps(model, input_ids[rows], attention_mask[rows], logits_to_keep,
-                                               kind[rows], ids[rows], self.temperature)
+                chunk, entropy = score(slice(start, start + batch_size))
             logps.append(chunk)
             entropies.append(entropy)
-        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
+        return logps, entropies
