@@ -42,22 +42,26 @@ class AgentGRPOTrainer(GRPOTrainer):
         self.grammar_logprobs = grammar_logprobs
         self.batch_grammar: list | None = None
         self._support: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._batch_support: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self.batch_rows = inputs
         if not self.grammar_logprobs:
             return super()._generate_and_score_completions(inputs)
-        self.batch_grammar = None
+        self.batch_grammar, self._batch_support = None, None
         output = super()._generate_and_score_completions(inputs)
-        kind, ids = support_tensors(self._batch_grammar(), output["completion_ids"].size(1))
+        kind, ids = self._generation_support(output["completion_ids"].size(1))
         output["grammar_kind"], output["grammar_ids"] = kind.to(self.accelerator.device), ids.to(self.accelerator.device)
-        self.batch_grammar = None
+        self.batch_grammar, self._batch_support = None, None
         return output
 
-    def _batch_grammar(self) -> list:
+    def _generation_support(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """`support_tensors` of the rollout's `batch_grammar`, built once per generation step."""
         if self.batch_grammar is None:
             raise RuntimeError("grammar_logprobs needs the rollout function to set batch_grammar")
-        return self.batch_grammar
+        if self._batch_support is None or self._batch_support[0].size(1) != length:
+            self._batch_support = support_tensors(self.batch_grammar, length)
+        return self._batch_support
 
     def _compute_loss(self, model, inputs):
         if not self.grammar_logprobs:
@@ -98,7 +102,7 @@ class AgentGRPOTrainer(GRPOTrainer):
     def _grammar_pass(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
         """`grammar_logps` per micro-batch: the loss's rows carry their supports (`_support`); the
         generation step's passes score the whole batch in the rollout's order (`batch_grammar`)."""
-        kind, ids = self._support or support_tensors(self._batch_grammar(), logits_to_keep)
+        kind, ids = self._support or self._generation_support(logits_to_keep)
         if kind.size(0) != input_ids.size(0):
             raise RuntimeError(f"grammar supports for {kind.size(0)} rows, {input_ids.size(0)} rows scored")
         logps, entropies = self._micro_batches(input_ids.size(0), batch_size, lambda rows: grammar_logps(
